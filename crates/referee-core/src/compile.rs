@@ -1,0 +1,408 @@
+//! The compiler: spec JSON → node tree, collecting every error with its JSON-pointer path.
+//!
+//! Each node is checked on its own: common fields (`type`, `name`, `on_error`), then every unknown
+//! field (all of them, with suggestions), then the typed fields through serde, then the
+//! component's own semantic checks (regexes, templates, formulas). Children are compiled
+//! whatever happened to their parent, so one run reports every problem in the file.
+
+use crate::node::{Imp, Meta, Node, SyncComponent};
+use crate::registry;
+use crate::template::Template;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Specs nest at most this deep; deeper is a compile error rather than a stack overflow.
+pub const MAX_DEPTH: usize = 64;
+
+/// One problem in a spec, at a JSON pointer into it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompileError {
+    pub path: String,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub node_type: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = if self.path.is_empty() { "/" } else { &self.path };
+        match &self.node_type {
+            Some(t) => write!(f, "{path} ({t}): {}", self.message),
+            None => write!(f, "{path}: {}", self.message),
+        }
+    }
+}
+
+/// Every problem found in a spec. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub struct CompileErrors(pub Vec<CompileError>);
+
+impl fmt::Display for CompileErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        writeln!(
+            f,
+            "spec has {n} error{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for e in &self.0 {
+            writeln!(f, "  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Where a node is and what type it has: the context of every error it reports.
+#[derive(Debug, Clone)]
+pub struct At {
+    pub path: String,
+    pub kind: &'static str,
+}
+
+impl At {
+    pub fn field(&self, f: &str) -> String {
+        format!("{}/{}", self.path, escape(f))
+    }
+}
+
+/// Escapes a key for a JSON pointer (RFC 6901).
+pub fn escape(key: &str) -> Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(key)
+    }
+}
+
+#[derive(Default)]
+pub struct Compiler {
+    errors: Vec<CompileError>,
+    /// Component names seen so far, with the path that defined them: names key `components`.
+    names: HashMap<String, String>,
+    depth: usize,
+}
+
+impl Compiler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn into_errors(self) -> Vec<CompileError> {
+        self.errors
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    pub fn error(&mut self, path: impl Into<String>, kind: Option<&str>, message: impl Into<String>) {
+        self.errors.push(CompileError {
+            path: path.into(),
+            node_type: kind.map(str::to_string),
+            message: message.into(),
+        });
+    }
+
+    /// Reports an error on a node's field.
+    pub fn err(&mut self, at: &At, field: Option<&str>, message: impl Into<String>) {
+        let path = match field {
+            Some(f) => at.field(f),
+            None => at.path.clone(),
+        };
+        self.error(path, Some(at.kind), message);
+    }
+
+    /// Compiles any node. Returns `None` when it has errors (already recorded).
+    pub fn node(&mut self, v: &Value, path: &str) -> Option<Node> {
+        self.node_named(v, path, None)
+    }
+
+    /// Compiles a node whose component name is given by its parent (the keys of `multi.graders`).
+    pub fn node_named(&mut self, v: &Value, path: &str, forced_name: Option<&str>) -> Option<Node> {
+        let Some(obj) = v.as_object() else {
+            self.error(path, None, format!("expected a grader object with a `type`, found {}", kind_of(v)));
+            return None;
+        };
+        let Some(ty) = obj.get("type") else {
+            self.error(path, None, "missing field `type`");
+            return None;
+        };
+        let Some(ty) = ty.as_str() else {
+            self.error(format!("{path}/type"), None, format!("`type` must be a string, found {}", kind_of(ty)));
+            return None;
+        };
+        let Some(info) = registry::find(ty) else {
+            let names: Vec<&str> = registry::COMPONENTS.iter().map(|c| c.type_name).collect();
+            self.error(
+                format!("{path}/type"),
+                None,
+                format!("unknown grader type `{ty}`{}; see `referee list`", did_you_mean(ty, &names)),
+            );
+            return None;
+        };
+        let at = At {
+            path: path.to_string(),
+            kind: info.type_name,
+        };
+        if self.depth >= MAX_DEPTH {
+            self.err(&at, None, format!("spec nests deeper than {MAX_DEPTH} levels"));
+            return None;
+        }
+        let mut ok = true;
+        let name = match obj.get("name") {
+            None | Some(Value::Null) => forced_name.map(Arc::<str>::from),
+            Some(Value::String(n)) => Some(Arc::<str>::from(forced_name.unwrap_or(n).trim())),
+            Some(other) => {
+                self.err(&at, Some("name"), format!("`name` must be a string, found {}", kind_of(other)));
+                ok = false;
+                None
+            }
+        };
+        if let Some(n) = &name {
+            if n.is_empty() {
+                self.err(&at, Some("name"), "`name` must not be empty");
+                ok = false;
+            } else if let Some(prev) = self.names.get(&**n) {
+                let prev = prev.clone();
+                self.err(&at, Some("name"), format!("duplicate component name `{n}` (also at {prev}); names key the `components` output and must be unique"));
+                ok = false;
+            } else {
+                self.names.insert(n.to_string(), path.to_string());
+            }
+        }
+        let on_error = match obj.get("on_error") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
+                Some(x) => Some(x),
+                None => {
+                    self.err(&at, Some("on_error"), format!("`on_error` must be a finite number, found {}", kind_of(v)));
+                    ok = false;
+                    None
+                }
+            },
+        };
+        self.depth += 1;
+        let imp = (info.compile)(v, self, &at);
+        self.depth -= 1;
+        let imp = imp?;
+        ok.then(|| Node {
+            meta: Meta {
+                kind: info.type_name,
+                path: Arc::from(path),
+                name,
+                on_error,
+            },
+            imp: Imp::Sync(imp),
+        })
+    }
+
+    /// Deserializes a node's own fields into its spec type, reporting every unknown field and
+    /// the first type error (serde stops there) with its exact path.
+    pub fn spec<T: DeserializeOwned + JsonSchema>(&mut self, v: &Value, at: &At) -> Option<T> {
+        let obj = v.as_object()?;
+        let allowed = field_names::<T>();
+        let mut clean = Map::new();
+        let mut ok = true;
+        for (k, val) in obj {
+            if COMMON_FIELDS.contains(&k.as_str()) {
+                continue;
+            }
+            if allowed.iter().any(|a| a == k) {
+                clean.insert(k.clone(), val.clone());
+            } else {
+                let mut expected: Vec<&str> = allowed.iter().map(String::as_str).collect();
+                expected.extend(COMMON_FIELDS);
+                self.err(
+                    at,
+                    Some(k),
+                    format!(
+                        "unknown field `{k}`{}; expected one of {}",
+                        did_you_mean(k, &expected),
+                        expected.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+                ok = false;
+            }
+        }
+        match serde_path_to_error::deserialize::<_, T>(Value::Object(clean)) {
+            Ok(t) => ok.then_some(t),
+            Err(e) => {
+                let inner = e.path().to_string();
+                let path = if inner == "." || inner.is_empty() {
+                    at.path.clone()
+                } else {
+                    format!("{}/{}", at.path, inner.replace('.', "/").replace('[', "/").replace(']', ""))
+                };
+                self.error(path, Some(at.kind), e.into_inner().to_string());
+                None
+            }
+        }
+    }
+
+    /// Compiles a template field, reporting each problem in it.
+    pub fn template(&mut self, src: &str, at: &At, field: &str) -> Option<Template> {
+        match Template::parse(src) {
+            Ok(t) => Some(t),
+            Err(errs) => {
+                for e in errs {
+                    self.err(at, Some(field), e);
+                }
+                None
+            }
+        }
+    }
+
+    /// Compiles an optional template field, defaulting to `{{sample.output_text}}`.
+    pub fn input(&mut self, src: Option<&str>, at: &At) -> Option<Template> {
+        match src {
+            None => Some(Template::output_text()),
+            Some(s) => self.template(s, at, "input"),
+        }
+    }
+
+    pub fn regex(&mut self, pattern: &str, at: &At, field: &str, case_insensitive: bool) -> Option<regex::Regex> {
+        match regex::RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .size_limit(1 << 22)
+            .build()
+        {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.err(at, Some(field), format!("invalid regex: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Compiles a list of child nodes at `field`, keeping going past failed ones.
+    pub fn children(&mut self, items: &[Child], at: &At, field: &str) -> Option<Vec<Node>> {
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, c) in items.iter().enumerate() {
+            match self.node(&c.0, &format!("{}/{i}", at.field(field))) {
+                Some(n) => out.push(n),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    pub fn child(&mut self, c: &Child, at: &At, field: &str) -> Option<Node> {
+        self.node(&c.0, &at.field(field))
+    }
+}
+
+/// Fields every node may carry, handled by the compiler rather than each component.
+pub const COMMON_FIELDS: &[&str] = &["type", "name", "on_error"];
+
+fn field_names<T: JsonSchema>() -> Vec<String> {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `"; did you mean `x`?"` when a candidate is within a small edit distance, else `""`.
+pub fn did_you_mean(word: &str, candidates: &[&str]) -> String {
+    let best = candidates
+        .iter()
+        .map(|c| (levenshtein(word, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3) && *d < c.len())
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((_, c)) => format!("; did you mean `{c}`?"),
+        None => String::new(),
+    }
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A child grader inside a spec type. Kept as raw JSON so each child is compiled (and its errors
+/// reported) on its own path; the JSON Schema refers to the `Node` definition.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Child(pub Value);
+
+impl JsonSchema for Child {
+    fn schema_name() -> Cow<'static, str> {
+        "Node".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"$ref": "#/$defs/Node"})
+    }
+}
+
+/// A number that may also be written as a numeric string (`"0.5"`, `"1e-3"`); anything else is
+/// a compile error rather than a silent 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Number(pub f64);
+
+impl JsonSchema for Number {
+    fn schema_name() -> Cow<'static, str> {
+        "Number".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["number", "string"], "description": "a number, or a string that parses as one"})
+    }
+}
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let x = match &v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        match x {
+            Some(x) if x.is_finite() => Ok(Number(x)),
+            _ => Err(serde::de::Error::custom(format!(
+                "expected a finite number, found {} `{}`",
+                kind_of(&v),
+                v
+            ))),
+        }
+    }
+}
+
+/// Helper for components: wraps a sync component into the boxed form the registry returns.
+pub fn sync<C: SyncComponent + 'static>(c: C) -> Box<dyn SyncComponent> {
+    Box::new(c)
+}

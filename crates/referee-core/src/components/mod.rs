@@ -1,0 +1,5 @@
+//! Every component, one file per `type` (DESIGN.md §5).
+
+pub mod combinator;
+pub mod openai;
+pub mod rule;

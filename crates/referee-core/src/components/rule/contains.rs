@@ -1,0 +1,197 @@
+//! # contains
+//! *What it scores:* whether the input contains keywords: `all` of them, `any` of them, or
+//! `none` of them (banned words).
+//!
+//! *Spec:* `input` (template, default `{{sample.output_text}}`), `keywords` (a list of strings,
+//! or a template that renders to a list or a string, e.g. `"{{item.keywords}}"`), `mode`
+//! (`all`, default; `any`; `none`), `case_sensitive` (default false), `whole_word` (default
+//! false: match only between word boundaries), `scoring` (`binary`, default; `fraction`: the
+//! share of keywords that satisfy the mode, for partial credit).
+//!
+//! *Example:*
+//! ```yaml
+//! type: contains
+//! keywords: [photosynthesis, chlorophyll]
+//! mode: all
+//! whole_word: true
+//! ```
+//!
+//! *Score and failure modes:* 1 or 0 (or a fraction). An empty keyword is a compile error, and
+//! a keyword list from the item that is empty or holds an empty string fails with
+//! `empty_reference`: "" is contained in every text, so it would reward an empty answer.
+
+use crate::compile::{sync, At, Compiler};
+use crate::node::{ScoreCtx, SyncComponent};
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use crate::template::{value_text, Template};
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::borrow::Cow;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContainsSpec {
+    /// What is searched (default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The keywords: a list, or a template rendering to a list or a string.
+    pub keywords: Keywords,
+    #[serde(default)]
+    pub mode: Mode,
+    #[serde(default)]
+    pub case_sensitive: bool,
+    #[serde(default)]
+    pub whole_word: bool,
+    #[serde(default)]
+    pub scoring: Scoring,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Keywords {
+    List(Vec<String>),
+    Template(String),
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    All,
+    Any,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    #[default]
+    Binary,
+    Fraction,
+}
+
+enum Kw {
+    /// Static keywords, matchers built at compile time.
+    Fixed(Vec<Matcher>),
+    Dynamic(Template),
+}
+
+struct Matcher {
+    word: String,
+    re: Option<Regex>,
+}
+
+pub struct Contains {
+    input: Template,
+    keywords: Kw,
+    mode: Mode,
+    case_sensitive: bool,
+    whole_word: bool,
+    scoring: Scoring,
+}
+
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+    let spec: ContainsSpec = cx.spec(v, at)?;
+    let input = cx.input(spec.input.as_deref(), at);
+    let keywords = match &spec.keywords {
+        Keywords::List(ws) => {
+            if ws.is_empty() {
+                cx.err(at, Some("keywords"), "needs at least one keyword");
+                return None;
+            }
+            let mut ok = true;
+            for (i, w) in ws.iter().enumerate() {
+                if w.trim().is_empty() {
+                    cx.error(format!("{}/{i}", at.field("keywords")), Some(at.kind), "empty keyword: every text contains it");
+                    ok = false;
+                }
+            }
+            if !ok {
+                return None;
+            }
+            Kw::Fixed(ws.iter().map(|w| matcher(w, spec.case_sensitive, spec.whole_word)).collect())
+        }
+        Keywords::Template(t) => {
+            let t = cx.template(t, at, "keywords")?;
+            if t.is_literal() {
+                let w = t.source().to_string();
+                if w.trim().is_empty() {
+                    cx.err(at, Some("keywords"), "empty keyword: every text contains it");
+                    return None;
+                }
+                Kw::Fixed(vec![matcher(&w, spec.case_sensitive, spec.whole_word)])
+            } else {
+                Kw::Dynamic(t)
+            }
+        }
+    };
+    Some(sync(Contains {
+        input: input?,
+        keywords,
+        mode: spec.mode,
+        case_sensitive: spec.case_sensitive,
+        whole_word: spec.whole_word,
+        scoring: spec.scoring,
+    }))
+}
+
+fn matcher(word: &str, case_sensitive: bool, whole_word: bool) -> Matcher {
+    let word = if case_sensitive { word.to_string() } else { word.to_lowercase() };
+    let re = whole_word.then(|| Regex::new(&format!(r"\b{}\b", regex::escape(&word))).expect("escaped keyword"));
+    Matcher { word, re }
+}
+
+impl Matcher {
+    fn found(&self, text: &str) -> bool {
+        match &self.re {
+            Some(re) => re.is_match(text),
+            None => text.contains(&self.word),
+        }
+    }
+}
+
+impl SyncComponent for Contains {
+    fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        let raw = match self.input.render(s) {
+            Ok(t) => t,
+            Err(o) => return o,
+        };
+        let text: Cow<'_, str> = if self.case_sensitive { raw } else { Cow::Owned(raw.to_lowercase()) };
+        let dynamic;
+        let matchers: &[Matcher] = match &self.keywords {
+            Kw::Fixed(m) => m,
+            Kw::Dynamic(t) => {
+                let v = match t.render_value(s) {
+                    Ok(v) => v,
+                    Err(o) => return o,
+                };
+                let words: Vec<String> = match &*v {
+                    Value::Array(a) => a.iter().map(value_text).collect(),
+                    other => vec![value_text(other)],
+                };
+                if words.is_empty() || words.iter().any(|w| w.trim().is_empty()) {
+                    return Outcome::error("empty_reference", "keyword list is empty or holds an empty keyword");
+                }
+                dynamic = words.iter().map(|w| matcher(w, self.case_sensitive, self.whole_word)).collect::<Vec<_>>();
+                &dynamic
+            }
+        };
+        let found = matchers.iter().filter(|m| m.found(&text)).count();
+        let n = matchers.len();
+        let good = if self.mode == Mode::None { n - found } else { found };
+        cx.note(|| {
+            let hits: Vec<&str> = matchers.iter().filter(|m| m.found(&text)).map(|m| m.word.as_str()).collect();
+            format!("{found} of {n} keywords present: {hits:?}")
+        });
+        match self.scoring {
+            Scoring::Fraction => Outcome::ok(good as f64 / n as f64),
+            Scoring::Binary => Outcome::bool(match self.mode {
+                Mode::All | Mode::None => good == n,
+                Mode::Any => good > 0,
+            }),
+        }
+    }
+}

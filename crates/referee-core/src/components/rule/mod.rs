@@ -1,0 +1,4 @@
+//! Rule graders: pure functions of the text, no model, no sandbox.
+
+pub mod contains;
+pub mod regex;

@@ -1,0 +1,20 @@
+//! Referee's core: the spec language, its compiler, the components and the scorer.
+//! No HTTP, no Python, no CLI parsing (DESIGN.md §4).
+
+pub mod compile;
+pub mod components;
+pub mod formula;
+pub mod input;
+pub mod node;
+pub mod outcome;
+pub mod program;
+pub mod registry;
+pub mod sample;
+pub mod schema;
+pub mod template;
+pub mod text;
+
+pub use compile::{CompileError, CompileErrors};
+pub use outcome::{Failure, Outcome, Status};
+pub use program::{Program, ResultStatus, ScoreResult};
+pub use sample::Sample;

@@ -1,0 +1,177 @@
+//! The compiled tree: nodes, the component contract, and the per-sample context (DESIGN.md §4).
+
+use crate::outcome::{Outcome, Status};
+use crate::sample::Sample;
+use serde::Serialize;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A pure rule verifier, or an aggregator whose children are all sync. Runs on the rayon pool.
+pub trait SyncComponent: Send + Sync {
+    fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome;
+    /// The child nodes, in spec order (used at compile time to list component names).
+    fn children(&self) -> Vec<&Node> {
+        Vec::new()
+    }
+}
+
+/// A component that waits (judges, sandboxes). None exist yet; the shape is fixed here so the
+/// I/O crates can implement it without changing the tree.
+pub trait AsyncComponent: Send + Sync {
+    fn score<'a>(
+        &'a self,
+        s: &'a Sample,
+        cx: &'a mut ScoreCtx,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+}
+
+pub enum Imp {
+    Sync(Box<dyn SyncComponent>),
+    Async(Box<dyn AsyncComponent>),
+}
+
+/// What every node carries besides its behaviour: where it is in the spec, its `type`, and the
+/// node-level fields `name` and `on_error`.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub kind: &'static str,
+    pub path: Arc<str>,
+    pub name: Option<Arc<str>>,
+    pub on_error: Option<f64>,
+}
+
+pub struct Node {
+    pub meta: Meta,
+    pub imp: Imp,
+}
+
+impl Node {
+    pub fn is_sync(&self) -> bool {
+        matches!(self.imp, Imp::Sync(_))
+    }
+
+    /// Scores this node: runs the component, applies `on_error`, records the named component
+    /// value, and (only when explaining) builds this node's trace.
+    pub fn eval(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        if cx.explain {
+            cx.stack.push(Trace::open(&self.meta));
+        }
+        let mut out = match &self.imp {
+            Imp::Sync(c) => c.score(s, cx),
+            Imp::Async(_) => Outcome::error(
+                "async_unsupported",
+                "this node waits on I/O and was called from a synchronous scorer",
+            ),
+        };
+        if matches!(out.status, Status::Ok) && !out.value.is_finite() {
+            out = Outcome::error(
+                "non_finite",
+                format!("{} computed {}", self.meta.kind, out.value),
+            );
+        }
+        if let (Status::Error(_), Some(v)) = (&out.status, self.meta.on_error) {
+            out.value = v;
+        }
+        if let Some(name) = &self.meta.name {
+            cx.components.push((name.clone(), component_value(&out)));
+        }
+        if cx.explain {
+            let mut t = cx.stack.pop().expect("trace stack balanced");
+            t.close(&out);
+            match cx.stack.last_mut() {
+                Some(parent) => parent.children.push(t),
+                None => cx.root = Some(t),
+            }
+        }
+        out
+    }
+}
+
+fn component_value(o: &Outcome) -> Option<f64> {
+    o.usable().then_some(o.value)
+}
+
+/// Per-sample mutable state. Created fresh for each sample; the program itself is immutable.
+#[derive(Default)]
+pub struct ScoreCtx {
+    explain: bool,
+    pub(crate) components: Vec<(Arc<str>, Option<f64>)>,
+    stack: Vec<Trace>,
+    pub(crate) root: Option<Trace>,
+}
+
+impl ScoreCtx {
+    pub fn new(explain: bool) -> Self {
+        ScoreCtx {
+            explain,
+            ..ScoreCtx::default()
+        }
+    }
+
+    pub fn explaining(&self) -> bool {
+        self.explain
+    }
+
+    /// Attaches a human reason to the node being scored. The closure only runs when explaining,
+    /// so the fast path builds no strings.
+    pub fn note(&mut self, f: impl FnOnce() -> String) {
+        if self.explain {
+            if let Some(t) = self.stack.last_mut() {
+                let n = f();
+                match &mut t.note {
+                    Some(existing) => {
+                        existing.push_str("; ");
+                        existing.push_str(&n);
+                    }
+                    None => t.note = Some(n),
+                }
+            }
+        }
+    }
+}
+
+/// The explanation tree: per node, its value, status and a short human reason.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Trace {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Arc<str>>,
+    pub path: Arc<str>,
+    pub value: Option<f64>,
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Trace>,
+}
+
+impl Trace {
+    fn open(m: &Meta) -> Self {
+        Trace {
+            kind: m.kind,
+            name: m.name.clone(),
+            path: m.path.clone(),
+            value: None,
+            status: "ok",
+            reason: None,
+            note: None,
+            children: Vec::new(),
+        }
+    }
+
+    fn close(&mut self, o: &Outcome) {
+        self.value = component_value(o);
+        match &o.status {
+            Status::Ok => {}
+            Status::NotApplicable => self.status = "not_applicable",
+            Status::Error(f) => {
+                self.status = "error";
+                self.reason = Some(format!("{}: {}", f.reason, f.message));
+            }
+        }
+    }
+}

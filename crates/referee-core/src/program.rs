@@ -1,0 +1,245 @@
+//! The compiled program and per-sample results.
+
+use crate::compile::{kind_of, CompileError, CompileErrors, Compiler};
+use crate::node::{Node, ScoreCtx, Trace};
+use crate::outcome::{Failure, Status};
+use crate::sample::Sample;
+use rayon::prelude::*;
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Top-level keys of a spec file besides the grader node itself.
+const FILE_FIELDS: &[&str] = &["grader", "description"];
+
+/// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
+pub struct Program {
+    root: Node,
+    /// Every named component, in spec order, so every result has the same keys.
+    names: Vec<Arc<str>>,
+}
+
+/// The result for one sample (DESIGN.md §2). `reward` is `None` when the sample could not be
+/// scored (and no `on_error` said what a failure gets) or when nothing applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreResult {
+    pub reward: Option<f64>,
+    pub status: ResultStatus,
+    pub components: Vec<(Arc<str>, Option<f64>)>,
+    pub trace: Option<Trace>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultStatus {
+    Ok,
+    NotApplicable,
+    Error(Failure),
+}
+
+impl ResultStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ResultStatus::Ok => "ok",
+            ResultStatus::NotApplicable => "not_applicable",
+            ResultStatus::Error(_) => "error",
+        }
+    }
+}
+
+impl ScoreResult {
+    /// The result for an input that never became a sample (bad JSON, missing field).
+    pub fn input_error(reason: &'static str, message: String) -> Self {
+        ScoreResult {
+            reward: None,
+            status: ResultStatus::Error(Failure {
+                reason: reason.into(),
+                message,
+            }),
+            components: Vec::new(),
+            trace: None,
+        }
+    }
+
+    pub fn reason(&self) -> Option<&str> {
+        match &self.status {
+            ResultStatus::Error(f) => Some(&f.reason),
+            _ => None,
+        }
+    }
+
+    /// Serializes with the sample's id and line number, the shape the CLI and server emit.
+    pub fn with_id<'a>(&'a self, id: Option<&'a Value>, line: Option<usize>) -> Identified<'a> {
+        Identified {
+            id,
+            line,
+            result: self,
+        }
+    }
+}
+
+/// A result with its sample id, for output.
+pub struct Identified<'a> {
+    pub id: Option<&'a Value>,
+    pub line: Option<usize>,
+    pub result: &'a ScoreResult,
+}
+
+impl Serialize for Identified<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let r = self.result;
+        let mut st = ser.serialize_struct("Result", 8)?;
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("reward", &r.reward)?;
+        st.serialize_field("status", r.status.as_str())?;
+        if let ResultStatus::Error(f) = &r.status {
+            st.serialize_field("reason", &f.reason)?;
+            st.serialize_field("message", &f.message)?;
+            if let Some(l) = self.line {
+                st.serialize_field("line", &l)?;
+            }
+        }
+        st.serialize_field("components", &Components(&r.components))?;
+        if let Some(t) = &r.trace {
+            st.serialize_field("trace", t)?;
+        }
+        st.end()
+    }
+}
+
+struct Components<'a>(&'a [(Arc<str>, Option<f64>)]);
+
+impl Serialize for Components<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(&**k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Program {
+    /// Compiles a spec given as text: JSON, or YAML (a superset of JSON for our purposes).
+    pub fn compile_str(src: &str) -> Result<Program, CompileErrors> {
+        let value = parse_spec_text(src)?;
+        Program::compile(&value)
+    }
+
+    /// Compiles a spec file's JSON: either one grader node, or `{grader: node, description}`.
+    pub fn compile(spec: &Value) -> Result<Program, CompileErrors> {
+        let mut cx = Compiler::new();
+        let (node_value, path) = match spec {
+            Value::Object(m) if !m.contains_key("type") && m.contains_key("grader") => {
+                for (k, v) in m {
+                    if !FILE_FIELDS.contains(&k.as_str()) {
+                        cx.error(
+                            format!("/{}", crate::compile::escape(k)),
+                            None,
+                            format!(
+                                "unknown top-level field `{k}`{}; expected `grader` or `description`",
+                                crate::compile::did_you_mean(k, FILE_FIELDS)
+                            ),
+                        );
+                    } else if k == "description" && !v.is_string() {
+                        cx.error("/description", None, format!("expected a string, found {}", kind_of(v)));
+                    }
+                }
+                (&m["grader"], "/grader")
+            }
+            other => (other, ""),
+        };
+        let root = cx.node(node_value, path);
+        let errors = cx.into_errors();
+        match root {
+            Some(root) if errors.is_empty() => {
+                let mut names = Vec::new();
+                collect_names(&root, &mut names);
+                Ok(Program { root, names })
+            }
+            _ => {
+                let mut errors = errors;
+                if errors.is_empty() {
+                    errors.push(CompileError {
+                        path: path.to_string(),
+                        node_type: None,
+                        message: "spec did not compile".into(),
+                    });
+                }
+                Err(CompileErrors(errors))
+            }
+        }
+    }
+
+    /// The component names in spec order: the keys of every result's `components`.
+    pub fn component_names(&self) -> &[Arc<str>] {
+        &self.names
+    }
+
+    pub fn score(&self, s: &Sample) -> ScoreResult {
+        self.run(s, false)
+    }
+
+    /// Scores and builds the full explanation tree.
+    pub fn explain(&self, s: &Sample) -> ScoreResult {
+        self.run(s, true)
+    }
+
+    /// Scores many samples in parallel on the rayon pool, results in input order.
+    pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
+        samples.par_iter().map(|s| self.run(s, explain)).collect()
+    }
+
+    fn run(&self, s: &Sample, explain: bool) -> ScoreResult {
+        let mut cx = ScoreCtx::new(explain);
+        let out = self.root.eval(s, &mut cx);
+        let reward = out.usable().then_some(out.value);
+        let status = match out.status {
+            Status::Ok => ResultStatus::Ok,
+            Status::NotApplicable => ResultStatus::NotApplicable,
+            Status::Error(f) => ResultStatus::Error(f),
+        };
+        // Fixed key order and set: nodes skipped by a gate still appear, as null.
+        let mut components: Vec<(Arc<str>, Option<f64>)> =
+            self.names.iter().map(|n| (n.clone(), None)).collect();
+        for (name, v) in cx.components {
+            if let Some(slot) = components.iter_mut().find(|(n, _)| *n == name) {
+                slot.1 = v;
+            }
+        }
+        ScoreResult {
+            reward,
+            status,
+            components,
+            trace: cx.root,
+        }
+    }
+}
+
+fn collect_names(n: &Node, out: &mut Vec<Arc<str>>) {
+    if let Some(name) = &n.meta.name {
+        out.push(name.clone());
+    }
+    if let crate::node::Imp::Sync(c) = &n.imp {
+        for child in c.children() {
+            collect_names(child, out);
+        }
+    }
+}
+
+/// Parses spec text. JSON is tried first so JSON error messages stay precise for JSON files.
+pub fn parse_spec_text(src: &str) -> Result<Value, CompileErrors> {
+    let trimmed = src.trim_start();
+    if trimmed.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(src) {
+            return Ok(v);
+        }
+    }
+    serde_yaml_ng::from_str::<Value>(src).map_err(|e| {
+        CompileErrors(vec![CompileError {
+            path: String::new(),
+            node_type: None,
+            message: format!("spec is neither valid JSON nor valid YAML: {e}"),
+        }])
+    })
+}

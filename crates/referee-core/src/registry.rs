@@ -1,0 +1,83 @@
+//! The one registry: every component `type`, its docs, its schema and its compile function.
+//! Adding a component is one entry here (DESIGN.md §5); there are no registration macros.
+
+use crate::compile::{At, Compiler};
+use crate::components::{combinator as c, openai as o, rule as r};
+use crate::node::SyncComponent;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::Value;
+
+pub type CompileFn = fn(&Value, &mut Compiler, &At) -> Option<Box<dyn SyncComponent>>;
+
+pub struct ComponentInfo {
+    pub type_name: &'static str,
+    /// `openai`, `rule` or `combinator`.
+    pub group: &'static str,
+    /// The component's source file; its `//!` lines are its documentation.
+    source: &'static str,
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    pub compile: CompileFn,
+}
+
+impl ComponentInfo {
+    /// The component's documentation (the `//!` header of its file), as Markdown.
+    pub fn doc(&self) -> String {
+        self.source
+            .lines()
+            .take_while(|l| l.starts_with("//!") || l.trim().is_empty())
+            .filter_map(|l| l.strip_prefix("//!"))
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The first sentence after *What it scores:*, for listings.
+    pub fn summary(&self) -> String {
+        let doc = self.doc();
+        let text = doc.split("*What it scores:*").nth(1).unwrap_or(&doc);
+        let para = text.split("\n\n").next().unwrap_or("").replace('\n', " ");
+        let end = para.find(". ").map_or(para.len(), |i| i + 1);
+        para[..end].trim().to_string()
+    }
+
+    /// The YAML example in the doc (compiled by a test).
+    pub fn example(&self) -> Option<String> {
+        let doc = self.doc();
+        let start = doc.find("```yaml\n")? + 8;
+        let end = start + doc[start..].find("```")?;
+        Some(doc[start..end].to_string())
+    }
+}
+
+fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.root_schema_for::<T>()
+}
+
+macro_rules! src {
+    ($p:literal) => {
+        include_str!(concat!("components/", $p))
+    };
+}
+
+pub const COMPONENTS: &[ComponentInfo] = &[
+    ComponentInfo { type_name: "string_check", group: "openai", source: src!("openai/string_check.rs"), schema: schema_of::<o::string_check::StringCheckSpec>, compile: o::string_check::compile },
+    ComponentInfo { type_name: "text_similarity", group: "openai", source: src!("openai/text_similarity.rs"), schema: schema_of::<o::text_similarity::TextSimilaritySpec>, compile: o::text_similarity::compile },
+    ComponentInfo { type_name: "multi", group: "openai", source: src!("openai/multi.rs"), schema: schema_of::<o::multi::MultiSpec>, compile: o::multi::compile },
+    ComponentInfo { type_name: "regex", group: "rule", source: src!("rule/regex.rs"), schema: schema_of::<r::regex::RegexSpec>, compile: r::regex::compile },
+    ComponentInfo { type_name: "contains", group: "rule", source: src!("rule/contains.rs"), schema: schema_of::<r::contains::ContainsSpec>, compile: r::contains::compile },
+    ComponentInfo { type_name: "weighted_sum", group: "combinator", source: src!("combinator/weighted_sum.rs"), schema: schema_of::<c::weighted_sum::WeightedSumSpec>, compile: c::weighted_sum::compile },
+    ComponentInfo { type_name: "gate", group: "combinator", source: src!("combinator/gate.rs"), schema: schema_of::<c::gate::GateSpec>, compile: c::gate::compile },
+    ComponentInfo { type_name: "all_of", group: "combinator", source: src!("combinator/all_of.rs"), schema: schema_of::<c::HoldSpec>, compile: c::all_of::compile },
+    ComponentInfo { type_name: "any_of", group: "combinator", source: src!("combinator/any_of.rs"), schema: schema_of::<c::HoldSpec>, compile: c::any_of::compile },
+    ComponentInfo { type_name: "group", group: "combinator", source: src!("combinator/group.rs"), schema: schema_of::<c::group::GroupSpec>, compile: c::group::compile },
+    ComponentInfo { type_name: "min", group: "combinator", source: src!("combinator/min.rs"), schema: schema_of::<c::ListSpec>, compile: c::min::compile },
+    ComponentInfo { type_name: "max", group: "combinator", source: src!("combinator/max.rs"), schema: schema_of::<c::ListSpec>, compile: c::max::compile },
+    ComponentInfo { type_name: "product", group: "combinator", source: src!("combinator/product.rs"), schema: schema_of::<c::ListSpec>, compile: c::product::compile },
+    ComponentInfo { type_name: "clamp", group: "combinator", source: src!("combinator/clamp.rs"), schema: schema_of::<c::clamp::ClampSpec>, compile: c::clamp::compile },
+    ComponentInfo { type_name: "scale", group: "combinator", source: src!("combinator/scale.rs"), schema: schema_of::<c::scale::ScaleSpec>, compile: c::scale::compile },
+    ComponentInfo { type_name: "const", group: "combinator", source: src!("combinator/const.rs"), schema: schema_of::<c::r#const::ConstSpec>, compile: c::r#const::compile },
+];
+
+pub fn find(type_name: &str) -> Option<&'static ComponentInfo> {
+    COMPONENTS.iter().find(|c| c.type_name == type_name)
+}

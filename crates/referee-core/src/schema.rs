@@ -1,0 +1,58 @@
+//! The JSON Schema of the spec language, generated from the spec types (committed at
+//! `schema/referee-spec.schema.json`; a test fails when it is stale).
+
+use crate::registry::COMPONENTS;
+use schemars::generate::SchemaSettings;
+use serde_json::{json, Map, Value};
+
+/// Builds the schema: a spec file is a grader node or `{grader, description}`; a node is one of
+/// the registered types, each with the common fields `type`, `name` and `on_error`.
+pub fn spec_schema() -> Value {
+    let mut g = SchemaSettings::draft2020_12().into_generator();
+    let mut defs = Map::new();
+    let mut variants = Vec::new();
+    for c in COMPONENTS {
+        let mut s = (c.schema)(&mut g).to_value();
+        let obj = s.as_object_mut().expect("object schema");
+        if let Some(Value::Object(inner)) = obj.remove("$defs") {
+            for (k, v) in inner {
+                defs.insert(k, v);
+            }
+        }
+        obj.remove("$schema");
+        obj.insert("title".into(), json!(c.type_name));
+        obj.insert("description".into(), json!(c.summary()));
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .expect("properties object");
+        props.insert("type".into(), json!({"const": c.type_name}));
+        props.insert("name".into(), json!({"type": "string", "description": "Key of this node's value in `components`."}));
+        props.insert("on_error".into(), json!({"type": "number", "description": "Reward this node gets when it fails; its status still says failed."}));
+        let req = obj.entry("required").or_insert_with(|| json!([])).as_array_mut().expect("required list");
+        req.insert(0, json!("type"));
+        let def_name = c.type_name.to_string();
+        defs.insert(def_name.clone(), s);
+        variants.push(json!({"$ref": format!("#/$defs/{def_name}")}));
+    }
+    defs.insert("Node".into(), json!({"oneOf": variants}));
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Referee grader spec",
+        "description": "A grader node, or a file with `grader:` and an optional `description`.",
+        "oneOf": [
+            {"$ref": "#/$defs/Node"},
+            {
+                "type": "object",
+                "properties": {
+                    "grader": {"$ref": "#/$defs/Node"},
+                    "description": {"type": "string"}
+                },
+                "required": ["grader"],
+                "additionalProperties": false
+            }
+        ],
+        "$defs": defs,
+    })
+}

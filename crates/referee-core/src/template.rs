@@ -1,0 +1,355 @@
+//! Templates in OpenAI's grader syntax: `{{item.answer}}`, `{{sample.output_text}}`,
+//! `{{sample.output_json.a}}`, `{{sample.output_tools[0].function.name}}`.
+//!
+//! Parsed at compile time into literal and variable parts, so an unknown namespace or sample
+//! field is a compile error and rendering never re-parses. Item fields are free-form, so a
+//! missing one can only be found per sample: it is a `missing_field` failure, never "".
+
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// The fields of the `sample` namespace. Anything else under `sample.` is a compile error.
+pub const SAMPLE_FIELDS: &[&str] = &[
+    "output_text",
+    "output_json",
+    "output_tools",
+    "messages",
+    "choices",
+];
+
+#[derive(Debug, Clone)]
+pub struct Template {
+    src: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Lit(String),
+    Var(VarPath),
+}
+
+#[derive(Debug, Clone)]
+struct VarPath {
+    src: String,
+    root: Root,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Root {
+    Item,
+    OutputText,
+    OutputJson,
+    OutputTools,
+    Messages,
+    Choices,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Template {
+    /// Parses a template, collecting every problem in it.
+    pub fn parse(src: &str) -> Result<Template, Vec<String>> {
+        let mut parts = Vec::new();
+        let mut errors = Vec::new();
+        let mut rest = src;
+        while let Some(start) = rest.find("{{") {
+            if start > 0 {
+                parts.push(Part::Lit(rest[..start].to_string()));
+            }
+            let after = &rest[start + 2..];
+            let Some(end) = after.find("}}") else {
+                errors.push(format!("unclosed `{{{{` in template `{src}`"));
+                rest = "";
+                break;
+            };
+            let expr = after[..end].trim();
+            match parse_var(expr) {
+                Ok(v) => parts.push(Part::Var(v)),
+                Err(e) => errors.push(e),
+            }
+            rest = &after[end + 2..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Lit(rest.to_string()));
+        }
+        if errors.is_empty() {
+            Ok(Template {
+                src: src.to_string(),
+                parts,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The template `{{sample.output_text}}`, the default `input` of every grader.
+    pub fn output_text() -> Template {
+        Template::parse("{{sample.output_text}}").expect("valid")
+    }
+
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
+    /// True when the template has no variables at all.
+    pub fn is_literal(&self) -> bool {
+        self.parts.iter().all(|p| matches!(p, Part::Lit(_)))
+    }
+
+    /// Renders to text. A template that is exactly one string variable borrows it; values that
+    /// are not strings render as compact JSON (numbers as written, e.g. `72`).
+    pub fn render<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, str>, Outcome> {
+        match self.parts.as_slice() {
+            [] => Ok(Cow::Borrowed("")),
+            [Part::Lit(l)] => Ok(Cow::Borrowed(l)),
+            [Part::Var(v)] => v.render(s),
+            parts => {
+                let mut out = String::new();
+                for p in parts {
+                    match p {
+                        Part::Lit(l) => out.push_str(l),
+                        Part::Var(v) => out.push_str(&v.render(s)?),
+                    }
+                }
+                Ok(Cow::Owned(out))
+            }
+        }
+    }
+
+    /// Renders to a JSON value: a template that is exactly one variable yields that value
+    /// (so `{{item.keywords}}` can be a list); anything else yields the rendered string.
+    pub fn render_value<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, Value>, Outcome> {
+        if let [Part::Var(v)] = self.parts.as_slice() {
+            return v.resolve(s);
+        }
+        Ok(Cow::Owned(Value::String(self.render(s)?.into_owned())))
+    }
+}
+
+fn parse_var(expr: &str) -> Result<VarPath, String> {
+    let bad = |why: &str| format!("template variable `{{{{{expr}}}}}`: {why}");
+    let mut segs = Vec::new();
+    // Split into dotted keys and [n] indexes.
+    let mut cur = String::new();
+    let mut chars = expr.chars().peekable();
+    let mut raw_steps: Vec<Step> = Vec::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '.' => {
+                if cur.is_empty() && !matches!(raw_steps.last(), Some(Step::Index(_))) {
+                    return Err(bad("empty path segment"));
+                }
+                if !cur.is_empty() {
+                    raw_steps.push(Step::Key(std::mem::take(&mut cur)));
+                }
+            }
+            '[' => {
+                if !cur.is_empty() {
+                    raw_steps.push(Step::Key(std::mem::take(&mut cur)));
+                }
+                let mut num = String::new();
+                loop {
+                    match chars.next() {
+                        Some(']') => break,
+                        Some(d) => num.push(d),
+                        None => return Err(bad("unclosed `[`")),
+                    }
+                }
+                let n = num
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| bad(&format!("index `{num}` is not a non-negative integer")))?;
+                raw_steps.push(Step::Index(n));
+            }
+            c if c.is_alphanumeric() || c == '_' || c == '-' => cur.push(c),
+            c => return Err(bad(&format!("unexpected character `{c}`"))),
+        }
+    }
+    if !cur.is_empty() {
+        raw_steps.push(Step::Key(cur));
+    }
+    if expr.is_empty() {
+        return Err(bad("empty variable"));
+    }
+    let mut it = raw_steps.into_iter();
+    let ns = match it.next() {
+        Some(Step::Key(k)) => k,
+        _ => return Err(bad("must start with `item` or `sample`")),
+    };
+    let root = match ns.as_str() {
+        "item" => Root::Item,
+        "sample" => {
+            let field = match it.next() {
+                Some(Step::Key(k)) => k,
+                _ => {
+                    return Err(bad(&format!(
+                        "`sample` needs a field: one of {}",
+                        SAMPLE_FIELDS.join(", ")
+                    )))
+                }
+            };
+            match field.as_str() {
+                "output_text" => Root::OutputText,
+                "output_json" => Root::OutputJson,
+                "output_tools" => Root::OutputTools,
+                "messages" => Root::Messages,
+                "choices" => Root::Choices,
+                other => {
+                    return Err(bad(&format!(
+                        "unknown sample field `{other}`; expected one of {}{}",
+                        SAMPLE_FIELDS.join(", "),
+                        crate::compile::did_you_mean(other, SAMPLE_FIELDS)
+                    )))
+                }
+            }
+        }
+        other => {
+            return Err(bad(&format!(
+                "unknown namespace `{other}`; expected `item` or `sample`{}",
+                crate::compile::did_you_mean(other, &["item", "sample"])
+            )))
+        }
+    };
+    segs.extend(it);
+    if root == Root::OutputText && !segs.is_empty() {
+        return Err(bad("`sample.output_text` is a string and has no fields"));
+    }
+    Ok(VarPath {
+        src: format!("{{{{{expr}}}}}"),
+        root,
+        steps: segs,
+    })
+}
+
+impl VarPath {
+    fn resolve<'a>(&self, s: &'a Sample) -> Result<Cow<'a, Value>, Outcome> {
+        let base: &Value = match self.root {
+            Root::Item => &s.item,
+            Root::OutputText => return Ok(Cow::Owned(Value::String(s.output_text.clone()))),
+            Root::OutputJson => s.output_json().ok_or_else(|| {
+                Outcome::error(
+                    "output_not_json",
+                    format!("{}: the output is not valid JSON", self.src),
+                )
+            })?,
+            Root::OutputTools => s.output_tools.as_ref().ok_or_else(|| self.missing("sample has no output_tools"))?,
+            Root::Messages => s.messages.as_ref().ok_or_else(|| self.missing("sample has no messages"))?,
+            Root::Choices => s.choices.as_ref().ok_or_else(|| self.missing("sample has no choices"))?,
+        };
+        let mut v = base;
+        for step in &self.steps {
+            let next = match step {
+                Step::Key(k) => v.get(k.as_str()),
+                Step::Index(i) => v.get(*i),
+            };
+            v = next.ok_or_else(|| {
+                let what = match step {
+                    Step::Key(k) => format!("no field `{k}`"),
+                    Step::Index(i) => format!("no element [{i}]"),
+                };
+                self.missing(&what)
+            })?;
+        }
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn render<'a>(&self, s: &'a Sample) -> Result<Cow<'a, str>, Outcome> {
+        if self.root == Root::OutputText {
+            return Ok(Cow::Borrowed(&s.output_text));
+        }
+        match self.resolve(s)? {
+            Cow::Borrowed(Value::String(t)) => Ok(Cow::Borrowed(t)),
+            Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null) => Err(self.missing("value is null")),
+            v => Ok(Cow::Owned(value_text(&v))),
+        }
+    }
+
+    fn missing(&self, why: &str) -> Outcome {
+        let reason = if self.root == Root::Item {
+            "missing_field"
+        } else {
+            "missing_sample_field"
+        };
+        Outcome::error(reason, format!("{}: {why}", self.src))
+    }
+}
+
+/// A JSON value as text: strings verbatim, everything else as compact JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Sample {
+        let mut s = Sample::new(
+            r#"{"email": "a@b.c"}"#,
+            json!({"answer": 72, "name": "Ann", "list": ["x", "y"]}),
+        );
+        s.output_tools = Some(json!([{"function": {"name": "get_weather", "arguments": "{}"}}]));
+        s
+    }
+
+    #[test]
+    fn renders_all_shapes() {
+        let s = sample();
+        let r = |t: &str| Template::parse(t).unwrap().render(&s).unwrap().into_owned();
+        assert_eq!(r("{{item.answer}}"), "72");
+        assert_eq!(r("Hi {{ item.name }}!"), "Hi Ann!");
+        assert_eq!(r("{{item.list[1]}}"), "y");
+        assert_eq!(r("{{sample.output_json.email}}"), "a@b.c");
+        assert_eq!(r("{{sample.output_tools[0].function.name}}"), "get_weather");
+        assert_eq!(r("{{sample.output_text}}"), r#"{"email": "a@b.c"}"#);
+        assert_eq!(r("plain"), "plain");
+    }
+
+    #[test]
+    fn value_of_single_var() {
+        let s = sample();
+        let t = Template::parse("{{item.list}}").unwrap();
+        assert_eq!(*t.render_value(&s).unwrap(), json!(["x", "y"]));
+    }
+
+    #[test]
+    fn missing_item_field_is_failure_not_empty() {
+        let s = sample();
+        let t = Template::parse("{{item.solution}}").unwrap();
+        let e = t.render(&s).unwrap_err();
+        assert_eq!(e.failure().unwrap().reason, "missing_field");
+        let t = Template::parse("{{item.list[5]}}").unwrap();
+        assert!(t.render(&s).is_err());
+    }
+
+    #[test]
+    fn compile_errors() {
+        for bad in [
+            "{{foo.bar}}",
+            "{{sample.output}}",
+            "{{sample}}",
+            "{{item.a[x]}}",
+            "{{item.a",
+            "{{}}",
+            "{{sample.output_text.x}}",
+            "{{item..a}}",
+        ] {
+            assert!(Template::parse(bad).is_err(), "{bad}");
+        }
+        let errs = Template::parse("{{foo.a}} {{sample.outptu_text}}").unwrap_err();
+        assert_eq!(errs.len(), 2);
+        assert!(errs[1].contains("did you mean `output_text`"), "{}", errs[1]);
+    }
+}

@@ -1,0 +1,67 @@
+//! Shared by the data-driven suites: turn a YAML case into a sample and check a result.
+
+use referee_core::input::InputMapping;
+use referee_core::{Program, Sample, ScoreResult};
+use serde_json::Value;
+
+/// A case's sample: `{output: "...", item: {...}}` shorthand, or `row:` in any input format.
+pub fn sample_of(case: &Value) -> Sample {
+    if let Some(row) = case.get("row") {
+        return InputMapping::default()
+            .sample(row.clone())
+            .unwrap_or_else(|e| panic!("bad row in case: {e:?}"));
+    }
+    let out = case
+        .get("output")
+        .and_then(Value::as_str)
+        .expect("case needs `output` or `row`");
+    let item = case.get("item").cloned().unwrap_or_else(|| serde_json::json!({}));
+    Sample::new(out, item)
+}
+
+/// Checks `expect: {reward, status, reason, components}`; returns a description of each mismatch.
+pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    if let Some(want) = expect.get("reward") {
+        let ok = match (want.as_f64(), r.reward) {
+            (None, None) => want.is_null(),
+            (Some(w), Some(g)) => (w - g).abs() <= expect.get("tolerance").and_then(Value::as_f64).unwrap_or(1e-9),
+            _ => false,
+        };
+        if !ok {
+            bad.push(format!("reward: want {want}, got {:?}", r.reward));
+        }
+    }
+    let status = expect.get("status").and_then(Value::as_str).unwrap_or("ok");
+    if status != r.status.as_str() {
+        bad.push(format!("status: want {status}, got {} ({:?})", r.status.as_str(), r.status));
+    }
+    if let Some(want) = expect.get("reason").and_then(Value::as_str) {
+        if r.reason() != Some(want) {
+            bad.push(format!("reason: want {want}, got {:?}", r.reason()));
+        }
+    }
+    if let Some(Value::Object(comps)) = expect.get("components") {
+        for (k, want) in comps {
+            let got = r.components.iter().find(|(n, _)| &**n == k).map(|(_, v)| *v);
+            let ok = match (got, want.as_f64()) {
+                (Some(Some(g)), Some(w)) => (g - w).abs() <= 1e-9,
+                (Some(None), None) => want.is_null(),
+                _ => false,
+            };
+            if !ok {
+                bad.push(format!("component {k}: want {want}, got {got:?}"));
+            }
+        }
+    }
+    bad
+}
+
+pub fn compile(spec: &Value) -> Program {
+    Program::compile(spec).unwrap_or_else(|e| panic!("spec does not compile:\n{e}"))
+}
+
+pub fn load_yaml(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
