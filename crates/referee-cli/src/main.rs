@@ -1,1 +1,210 @@
-fn main() {}
+//! `referee`: the command-line shell. Parses arguments, reads and writes files, and calls the
+//! core; it holds no scoring logic (DESIGN.md §4).
+
+mod score;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use referee_core::input::{InputMapping, RowFormat};
+use referee_core::registry::COMPONENTS;
+use referee_core::Program;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit codes, documented in the README.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_SPEC: u8 = 1;
+pub const EXIT_IO: u8 = 3;
+pub const EXIT_ROW_ERRORS: u8 = 4;
+
+#[derive(Parser)]
+#[command(name = "referee", version, about = "Reward engine for RL on language models: grader specs compiled once, scored fast, explained.")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct MappingArgs {
+    /// Row format of the input: auto (per row), referee (= openai: item + sample), trl, verl.
+    #[arg(long, default_value = "auto")]
+    pub format: RowFormat,
+    /// Dotted path of the id in each row (default: `id`; verl: also `extra_info.index`).
+    #[arg(long)]
+    pub id_field: Option<String>,
+    /// Dotted path of the group (GRPO prompt) in each row (default: `group`; verl: `uid`).
+    #[arg(long)]
+    pub group_field: Option<String>,
+    /// Dotted path of the model output in each row, overriding the format's default.
+    #[arg(long)]
+    pub response_field: Option<String>,
+}
+
+impl MappingArgs {
+    pub fn mapping(&self) -> InputMapping {
+        InputMapping {
+            format: self.format,
+            id_field: self.id_field.clone(),
+            group_field: self.group_field.clone(),
+            response_field: self.response_field.clone(),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Score a JSONL file: one result line per input line, in input order.
+    Score {
+        /// The grader spec (YAML or JSON).
+        spec: PathBuf,
+        /// Input JSONL (default: stdin).
+        input: Option<PathBuf>,
+        /// Output JSONL (default: stdout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Add the explanation tree to every result.
+        #[arg(long)]
+        explain: bool,
+        #[command(flatten)]
+        mapping: MappingArgs,
+        /// Worker threads (default: all cores).
+        #[arg(short = 'j', long)]
+        threads: Option<usize>,
+        /// Write the summary to stderr as JSON instead of text.
+        #[arg(long)]
+        summary_json: bool,
+        /// Print no summary.
+        #[arg(short, long)]
+        quiet: bool,
+        /// Exit with code 4 when any line got status `error`.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Check a spec: print every error with its path; exit 1 if there are any.
+    Check {
+        spec: PathBuf,
+    },
+    /// Score one sample and print its full explanation tree.
+    Explain {
+        spec: PathBuf,
+        /// The sample: a JSON row, a path to a file holding one, or `-` for stdin.
+        sample: String,
+        #[command(flatten)]
+        mapping: MappingArgs,
+    },
+    /// List the grader types, or print one type's documentation.
+    List {
+        #[arg(value_name = "TYPE")]
+        type_name: Option<String>,
+    },
+    /// Print the JSON Schema of the spec language.
+    Schema,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::from(EXIT_OK);
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_IO)
+        }
+    }
+}
+
+/// A closed pipe (`referee score ... | head`) is success, not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Compiles a spec file, printing every error to stderr. `None` means exit 1.
+pub fn load_spec(path: &PathBuf) -> Result<Option<Program>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read spec {}", path.display()))?;
+    match Program::compile_str(&text) {
+        Ok(p) => Ok(Some(p)),
+        Err(errs) => {
+            eprint!("{}: {errs}", path.display());
+            Ok(None)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.cmd {
+        Cmd::Score { spec, input, output, explain, mapping, threads, summary_json, quiet, strict } => {
+            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+            if let Some(n) = threads {
+                rayon::ThreadPoolBuilder::new().num_threads(n).build_global().ok();
+            }
+            let opts = score::Options { explain, mapping: mapping.mapping(), summary_json, quiet };
+            let summary = score::run(&program, input.as_deref(), output.as_deref(), &opts)?;
+            Ok(if strict && summary.errors > 0 { EXIT_ROW_ERRORS } else { EXIT_OK })
+        }
+        Cmd::Check { spec } => {
+            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+            let names = program.component_names();
+            println!(
+                "{}: ok{}",
+                spec.display(),
+                if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (components: {})", names.iter().map(|n| &**n).collect::<Vec<_>>().join(", "))
+                }
+            );
+            Ok(EXIT_OK)
+        }
+        Cmd::Explain { spec, sample, mapping } => {
+            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+            let text = if sample == "-" {
+                let mut s = String::new();
+                std::io::stdin().read_to_string(&mut s)?;
+                s
+            } else if sample.trim_start().starts_with('{') {
+                sample
+            } else {
+                std::fs::read_to_string(&sample).with_context(|| format!("cannot read sample {sample}"))?
+            };
+            let m = mapping.mapping();
+            let (result, id) = match m.parse_line(text.trim()) {
+                Ok(s) => (program.explain(&s), s.id.clone()),
+                Err(e) => (referee_core::ScoreResult::input_error(e.reason, e.message), None),
+            };
+            println!("{}", serde_json::to_string_pretty(&result.with_id(id.as_ref(), None))?);
+            Ok(EXIT_OK)
+        }
+        Cmd::List { type_name } => {
+            match type_name {
+                None => {
+                    for group in ["openai", "rule", "combinator"] {
+                        println!("{group}:");
+                        for c in COMPONENTS.iter().filter(|c| c.group == group) {
+                            println!("  {:<16} {}", c.type_name, c.summary());
+                        }
+                    }
+                    println!("\n`referee list TYPE` prints a type's full documentation.");
+                }
+                Some(t) => match referee_core::registry::find(&t) {
+                    Some(c) => println!("{}", c.doc()),
+                    None => {
+                        let names: Vec<&str> = COMPONENTS.iter().map(|c| c.type_name).collect();
+                        eprintln!("unknown type `{t}`{}; known: {}", referee_core::compile::did_you_mean(&t, &names), names.join(", "));
+                        return Ok(EXIT_SPEC);
+                    }
+                },
+            }
+            Ok(EXIT_OK)
+        }
+        Cmd::Schema => {
+            println!("{}", serde_json::to_string_pretty(&referee_core::schema::spec_schema())?);
+            Ok(EXIT_OK)
+        }
+    }
+}

@@ -32,9 +32,11 @@ pub struct CompileError {
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = if self.path.is_empty() { "/" } else { &self.path };
+        // Multi-line messages (regex carets) stay readable under the path line.
+        let msg = self.message.replace('\n', "\n      ");
         match &self.node_type {
-            Some(t) => write!(f, "{path} ({t}): {}", self.message),
-            None => write!(f, "{path}: {}", self.message),
+            Some(t) => write!(f, "{path} ({t}): {msg}"),
+            None => write!(f, "{path}: {msg}"),
         }
     }
 }
@@ -209,7 +211,6 @@ impl Compiler {
         let obj = v.as_object()?;
         let allowed = field_names::<T>();
         let mut clean = Map::new();
-        let mut ok = true;
         for (k, val) in obj {
             if COMMON_FIELDS.contains(&k.as_str()) {
                 continue;
@@ -228,11 +229,11 @@ impl Compiler {
                         expected.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
                     ),
                 );
-                ok = false;
             }
         }
         match serde_path_to_error::deserialize::<_, T>(Value::Object(clean)) {
-            Ok(t) => ok.then_some(t),
+            // Unknown fields are already reported; compiling on finds the node's other errors.
+            Ok(t) => Some(t),
             Err(e) => {
                 let inner = e.path().to_string();
                 let path = if inner == "." || inner.is_empty() {
@@ -241,7 +242,32 @@ impl Compiler {
                     format!("{}/{}", at.path, inner.replace('.', "/").replace('[', "/").replace(']', ""))
                 };
                 self.error(path, Some(at.kind), e.into_inner().to_string());
+                // The component will not compile its children, so compile them here, only for
+                // their errors: one run reports every problem in the file.
+                self.children_for_errors::<T>(obj, at);
                 None
+            }
+        }
+    }
+
+    fn children_for_errors<T: JsonSchema>(&mut self, obj: &Map<String, Value>, at: &At) {
+        for field in child_fields::<T>() {
+            let Some(v) = obj.get(&field) else { continue };
+            let base = at.field(&field);
+            match v {
+                Value::Array(items) => {
+                    for (i, c) in items.iter().enumerate() {
+                        self.node(c, &format!("{base}/{i}"));
+                    }
+                }
+                Value::Object(m) if !m.contains_key("type") => {
+                    for (k, c) in m {
+                        self.node_named(c, &format!("{base}/{}", escape(k)), Some(k));
+                    }
+                }
+                other => {
+                    self.node(other, &base);
+                }
             }
         }
     }
@@ -308,6 +334,21 @@ fn field_names<T: JsonSchema>() -> Vec<String> {
         .get("properties")
         .and_then(Value::as_object)
         .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The fields of a spec type that hold child graders (their schema refers to `Node`).
+fn child_fields<T: JsonSchema>() -> Vec<String> {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(_, p)| p.to_string().contains("\"#/$defs/Node\""))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
         .unwrap_or_default()
 }
 

@@ -11,6 +11,7 @@ pub mod program;
 pub mod registry;
 pub mod sample;
 pub mod schema;
+pub mod summary;
 pub mod template;
 pub mod text;
 

@@ -86,7 +86,7 @@ impl SyncComponent for StringCheck {
             Operation::Like => input.contains(&*reference),
             Operation::Ilike => input.to_lowercase().contains(&reference.to_lowercase()),
         };
-        cx.note(|| format!("{:?} `{}` {:?}: {pass}", shorten(&input), reference, self.op));
+        cx.note(|| format!("input `{}` {:?} reference `{}`: {pass}", shorten(&input), self.op, shorten(&reference)).to_lowercase());
         Outcome::bool(pass)
     }
 }
