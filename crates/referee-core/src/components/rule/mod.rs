@@ -1,4 +1,5 @@
 //! Rule graders: pure functions of the text, no model, no sandbox.
 
 pub mod contains;
+pub mod numeric;
 pub mod regex;
