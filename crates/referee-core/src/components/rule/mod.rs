@@ -1,5 +1,6 @@
 //! Rule graders: pure functions of the text, no model, no sandbox.
 
+pub mod choice;
 pub mod contains;
 pub mod numeric;
 pub mod regex;
