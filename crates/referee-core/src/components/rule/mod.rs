@@ -2,5 +2,6 @@
 
 pub mod choice;
 pub mod contains;
+pub mod format;
 pub mod numeric;
 pub mod regex;
