@@ -68,6 +68,7 @@ pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo { type_name: "numeric", group: "rule", source: src!("rule/numeric.rs"), schema: schema_of::<r::numeric::NumericSpec>, compile: r::numeric::compile },
     ComponentInfo { type_name: "choice", group: "rule", source: src!("rule/choice.rs"), schema: schema_of::<r::choice::ChoiceSpec>, compile: r::choice::compile },
     ComponentInfo { type_name: "format", group: "rule", source: src!("rule/format.rs"), schema: schema_of::<r::format::FormatSpec>, compile: r::format::compile },
+    ComponentInfo { type_name: "length", group: "rule", source: src!("rule/length.rs"), schema: schema_of::<r::length::LengthSpec>, compile: r::length::compile },
     ComponentInfo { type_name: "weighted_sum", group: "combinator", source: src!("combinator/weighted_sum.rs"), schema: schema_of::<c::weighted_sum::WeightedSumSpec>, compile: c::weighted_sum::compile },
     ComponentInfo { type_name: "gate", group: "combinator", source: src!("combinator/gate.rs"), schema: schema_of::<c::gate::GateSpec>, compile: c::gate::compile },
     ComponentInfo { type_name: "all_of", group: "combinator", source: src!("combinator/all_of.rs"), schema: schema_of::<c::HoldSpec>, compile: c::all_of::compile },

@@ -3,5 +3,6 @@
 pub mod choice;
 pub mod contains;
 pub mod format;
+pub mod length;
 pub mod numeric;
 pub mod regex;
