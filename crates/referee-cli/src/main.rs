@@ -19,7 +19,11 @@ pub const EXIT_IO: u8 = 3;
 pub const EXIT_ROW_ERRORS: u8 = 4;
 
 #[derive(Parser)]
-#[command(name = "referee", version, about = "Reward engine for RL on language models: grader specs compiled once, scored fast, explained.")]
+#[command(
+    name = "referee",
+    version,
+    about = "Reward engine for RL on language models: grader specs compiled once, scored fast, explained."
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -82,9 +86,7 @@ enum Cmd {
         strict: bool,
     },
     /// Check a spec: print every error with its path; exit 1 if there are any.
-    Check {
-        spec: PathBuf,
-    },
+    Check { spec: PathBuf },
     /// Score one sample and print its full explanation tree.
     Explain {
         spec: PathBuf,
@@ -126,7 +128,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Compiles a spec file, printing every error to stderr. `None` means exit 1.
 pub fn load_spec(path: &PathBuf) -> Result<Option<Program>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read spec {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read spec {}", path.display()))?;
     match Program::compile_str(&text) {
         Ok(p) => Ok(Some(p)),
         Err(errs) => {
@@ -138,17 +141,43 @@ pub fn load_spec(path: &PathBuf) -> Result<Option<Program>> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.cmd {
-        Cmd::Score { spec, input, output, explain, mapping, threads, summary_json, quiet, strict } => {
-            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+        Cmd::Score {
+            spec,
+            input,
+            output,
+            explain,
+            mapping,
+            threads,
+            summary_json,
+            quiet,
+            strict,
+        } => {
+            let Some(program) = load_spec(&spec)? else {
+                return Ok(EXIT_SPEC);
+            };
             if let Some(n) = threads {
-                rayon::ThreadPoolBuilder::new().num_threads(n).build_global().ok();
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build_global()
+                    .ok();
             }
-            let opts = score::Options { explain, mapping: mapping.mapping(), summary_json, quiet };
+            let opts = score::Options {
+                explain,
+                mapping: mapping.mapping(),
+                summary_json,
+                quiet,
+            };
             let summary = score::run(&program, input.as_deref(), output.as_deref(), &opts)?;
-            Ok(if strict && summary.errors > 0 { EXIT_ROW_ERRORS } else { EXIT_OK })
+            Ok(if strict && summary.errors > 0 {
+                EXIT_ROW_ERRORS
+            } else {
+                EXIT_OK
+            })
         }
         Cmd::Check { spec } => {
-            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+            let Some(program) = load_spec(&spec)? else {
+                return Ok(EXIT_SPEC);
+            };
             let names = program.component_names();
             println!(
                 "{}: ok{}",
@@ -156,13 +185,22 @@ fn run(cli: Cli) -> Result<u8> {
                 if names.is_empty() {
                     String::new()
                 } else {
-                    format!(" (components: {})", names.iter().map(|n| &**n).collect::<Vec<_>>().join(", "))
+                    format!(
+                        " (components: {})",
+                        names.iter().map(|n| &**n).collect::<Vec<_>>().join(", ")
+                    )
                 }
             );
             Ok(EXIT_OK)
         }
-        Cmd::Explain { spec, sample, mapping } => {
-            let Some(program) = load_spec(&spec)? else { return Ok(EXIT_SPEC) };
+        Cmd::Explain {
+            spec,
+            sample,
+            mapping,
+        } => {
+            let Some(program) = load_spec(&spec)? else {
+                return Ok(EXIT_SPEC);
+            };
             let text = if sample == "-" {
                 let mut s = String::new();
                 std::io::stdin().read_to_string(&mut s)?;
@@ -170,41 +208,55 @@ fn run(cli: Cli) -> Result<u8> {
             } else if sample.trim_start().starts_with('{') {
                 sample
             } else {
-                std::fs::read_to_string(&sample).with_context(|| format!("cannot read sample {sample}"))?
+                std::fs::read_to_string(&sample)
+                    .with_context(|| format!("cannot read sample {sample}"))?
             };
             let m = mapping.mapping();
             let (result, id) = match m.parse_line(text.trim()) {
                 Ok(s) => (program.explain(&s), s.id.clone()),
-                Err(e) => (referee_core::ScoreResult::input_error(e.reason, e.message), None),
+                Err(e) => (
+                    referee_core::ScoreResult::input_error(e.reason, e.message),
+                    None,
+                ),
             };
-            println!("{}", serde_json::to_string_pretty(&result.with_id(id.as_ref(), None))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&result.with_id(id.as_ref(), None))?
+            );
             Ok(EXIT_OK)
         }
-        Cmd::List { type_name } => {
-            match type_name {
-                None => {
-                    for group in ["openai", "rule", "combinator"] {
-                        println!("{group}:");
-                        for c in COMPONENTS.iter().filter(|c| c.group == group) {
-                            println!("  {:<16} {}", c.type_name, c.summary());
-                        }
-                    }
-                    println!("\n`referee list TYPE` prints a type's full documentation.");
-                }
-                Some(t) => match referee_core::registry::find(&t) {
-                    Some(c) => println!("{}", c.doc()),
-                    None => {
-                        let names: Vec<&str> = COMPONENTS.iter().map(|c| c.type_name).collect();
-                        eprintln!("unknown type `{t}`{}; known: {}", referee_core::compile::did_you_mean(&t, &names), names.join(", "));
-                        return Ok(EXIT_SPEC);
-                    }
-                },
-            }
-            Ok(EXIT_OK)
-        }
+        Cmd::List { type_name } => Ok(list(type_name.as_deref())),
         Cmd::Schema => {
-            println!("{}", serde_json::to_string_pretty(&referee_core::schema::spec_schema())?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&referee_core::schema::spec_schema())?
+            );
             Ok(EXIT_OK)
         }
     }
+}
+
+/// `referee list [TYPE]`: the component docs, grouped, or one type's full documentation.
+fn list(type_name: Option<&str>) -> u8 {
+    let Some(t) = type_name else {
+        for group in ["openai", "rule", "combinator"] {
+            println!("{group}:");
+            for c in COMPONENTS.iter().filter(|c| c.group == group) {
+                println!("  {:<16} {}", c.type_name, c.summary());
+            }
+        }
+        println!("\n`referee list TYPE` prints a type's full documentation.");
+        return EXIT_OK;
+    };
+    if let Some(c) = referee_core::registry::find(t) {
+        println!("{}", c.doc());
+        return EXIT_OK;
+    }
+    let names: Vec<&str> = COMPONENTS.iter().map(|c| c.type_name).collect();
+    eprintln!(
+        "unknown type `{t}`{}; known: {}",
+        referee_core::compile::did_you_mean(t, &names),
+        names.join(", ")
+    );
+    EXIT_SPEC
 }

@@ -21,7 +21,12 @@ pub struct Options {
     pub quiet: bool,
 }
 
-pub fn run(program: &Program, input: Option<&Path>, output: Option<&Path>, opts: &Options) -> Result<Summary> {
+pub fn run(
+    program: &Program,
+    input: Option<&Path>,
+    output: Option<&Path>,
+    opts: &Options,
+) -> Result<Summary> {
     let reader: Box<dyn BufRead> = match input {
         Some(p) if p != Path::new("-") => Box::new(BufReader::with_capacity(
             1 << 20,
@@ -30,13 +35,18 @@ pub fn run(program: &Program, input: Option<&Path>, output: Option<&Path>, opts:
         _ => Box::new(BufReader::new(std::io::stdin().lock())),
     };
     let writer: Box<dyn Write> = match output {
-        Some(p) if p != Path::new("-") => Box::new(File::create(p).with_context(|| format!("cannot create output {}", p.display()))?),
+        Some(p) if p != Path::new("-") => Box::new(
+            File::create(p).with_context(|| format!("cannot create output {}", p.display()))?,
+        ),
         _ => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, writer);
     let progress = std::io::stderr().is_terminal().then(|| {
         let pb = ProgressBar::new_spinner();
-        pb.set_style(ProgressStyle::with_template("{spinner} {pos} samples scored ({per_sec}) {elapsed}").expect("template"));
+        pb.set_style(
+            ProgressStyle::with_template("{spinner} {pos} samples scored ({per_sec}) {elapsed}")
+                .expect("template"),
+        );
         pb
     });
     let start = Instant::now();
@@ -84,7 +94,13 @@ pub fn run(program: &Program, input: Option<&Path>, output: Option<&Path>, opts:
 }
 
 /// Scores one input line into its output JSON. Never fails: a bad line becomes an error result.
-fn score_line(program: &Program, mapping: &InputMapping, n: usize, bytes: &[u8], explain: bool) -> (String, ScoreResult) {
+fn score_line(
+    program: &Program,
+    mapping: &InputMapping,
+    n: usize,
+    bytes: &[u8],
+    explain: bool,
+) -> (String, ScoreResult) {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     let parsed = match std::str::from_utf8(bytes) {
         Err(e) => Err(("invalid_utf8", format!("line is not valid UTF-8: {e}"))),
@@ -93,12 +109,20 @@ fn score_line(program: &Program, mapping: &InputMapping, n: usize, bytes: &[u8],
     };
     let (result, id) = match parsed {
         Ok(s) => {
-            let r = if explain { program.explain(&s) } else { program.score(&s) };
+            let r = if explain {
+                program.explain(&s)
+            } else {
+                program.score(&s)
+            };
             (r, s.id)
         }
-        Err((reason, msg)) => (ScoreResult::input_error(reason, format!("line {n}: {msg}")), None),
+        Err((reason, msg)) => (
+            ScoreResult::input_error(reason, format!("line {n}: {msg}")),
+            None,
+        ),
     };
-    let json = serde_json::to_string(&result.with_id(id.as_ref(), Some(n))).expect("results serialize");
+    let json =
+        serde_json::to_string(&result.with_id(id.as_ref(), Some(n))).expect("results serialize");
     (json, result)
 }
 
@@ -106,8 +130,16 @@ fn render_summary(s: &Summary, secs: f64) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let rate = s.samples as f64 / secs.max(1e-9);
-    let _ = writeln!(o, "scored {} samples in {secs:.2}s ({rate:.0} samples/s)", s.samples);
-    let _ = writeln!(o, "  status: ok {}, not_applicable {}, error {}", s.ok, s.not_applicable, s.errors);
+    let _ = writeln!(
+        o,
+        "scored {} samples in {secs:.2}s ({rate:.0} samples/s)",
+        s.samples
+    );
+    let _ = writeln!(
+        o,
+        "  status: ok {}, not_applicable {}, error {}",
+        s.ok, s.not_applicable, s.errors
+    );
     if !s.reasons.is_empty() {
         let r: Vec<String> = s.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(o, "  errors by reason: {}", r.join(", "));
@@ -121,7 +153,9 @@ fn render_summary(s: &Summary, secs: f64) -> String {
         }
     }
     for (name, c) in &s.components {
-        let mean = c.mean.map_or_else(|| "n/a".to_string(), |m| format!("{m:.4}"));
+        let mean = c
+            .mean
+            .map_or_else(|| "n/a".to_string(), |m| format!("{m:.4}"));
         let _ = writeln!(o, "  {name}: mean {mean} over {} samples", c.count);
     }
     o

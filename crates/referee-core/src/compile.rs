@@ -31,7 +31,11 @@ pub struct CompileError {
 
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() { "/" } else { &self.path };
+        let path = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
         // Multi-line messages (regex carets) stay readable under the path line.
         let msg = self.message.replace('\n', "\n      ");
         match &self.node_type {
@@ -49,11 +53,7 @@ pub struct CompileErrors(pub Vec<CompileError>);
 impl fmt::Display for CompileErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0.len();
-        writeln!(
-            f,
-            "spec has {n} error{}:",
-            if n == 1 { "" } else { "s" }
-        )?;
+        writeln!(f, "spec has {n} error{}:", if n == 1 { "" } else { "s" })?;
         for e in &self.0 {
             writeln!(f, "  {e}")?;
         }
@@ -104,7 +104,12 @@ impl Compiler {
         !self.errors.is_empty()
     }
 
-    pub fn error(&mut self, path: impl Into<String>, kind: Option<&str>, message: impl Into<String>) {
+    pub fn error(
+        &mut self,
+        path: impl Into<String>,
+        kind: Option<&str>,
+        message: impl Into<String>,
+    ) {
         self.errors.push(CompileError {
             path: path.into(),
             node_type: kind.map(str::to_string),
@@ -129,7 +134,14 @@ impl Compiler {
     /// Compiles a node whose component name is given by its parent (the keys of `multi.graders`).
     pub fn node_named(&mut self, v: &Value, path: &str, forced_name: Option<&str>) -> Option<Node> {
         let Some(obj) = v.as_object() else {
-            self.error(path, None, format!("expected a grader object with a `type`, found {}", kind_of(v)));
+            self.error(
+                path,
+                None,
+                format!(
+                    "expected a grader object with a `type`, found {}",
+                    kind_of(v)
+                ),
+            );
             return None;
         };
         let Some(ty) = obj.get("type") else {
@@ -137,7 +149,11 @@ impl Compiler {
             return None;
         };
         let Some(ty) = ty.as_str() else {
-            self.error(format!("{path}/type"), None, format!("`type` must be a string, found {}", kind_of(ty)));
+            self.error(
+                format!("{path}/type"),
+                None,
+                format!("`type` must be a string, found {}", kind_of(ty)),
+            );
             return None;
         };
         let Some(info) = registry::find(ty) else {
@@ -145,7 +161,10 @@ impl Compiler {
             self.error(
                 format!("{path}/type"),
                 None,
-                format!("unknown grader type `{ty}`{}; see `referee list`", did_you_mean(ty, &names)),
+                format!(
+                    "unknown grader type `{ty}`{}; see `referee list`",
+                    did_you_mean(ty, &names)
+                ),
             );
             return None;
         };
@@ -154,7 +173,11 @@ impl Compiler {
             kind: info.type_name,
         };
         if self.depth >= MAX_DEPTH {
-            self.err(&at, None, format!("spec nests deeper than {MAX_DEPTH} levels"));
+            self.err(
+                &at,
+                None,
+                format!("spec nests deeper than {MAX_DEPTH} levels"),
+            );
             return None;
         }
         let mut ok = true;
@@ -162,7 +185,11 @@ impl Compiler {
             None | Some(Value::Null) => forced_name.map(Arc::<str>::from),
             Some(Value::String(n)) => Some(Arc::<str>::from(forced_name.unwrap_or(n).trim())),
             Some(other) => {
-                self.err(&at, Some("name"), format!("`name` must be a string, found {}", kind_of(other)));
+                self.err(
+                    &at,
+                    Some("name"),
+                    format!("`name` must be a string, found {}", kind_of(other)),
+                );
                 ok = false;
                 None
             }
@@ -181,14 +208,18 @@ impl Compiler {
         }
         let on_error = match obj.get("on_error") {
             None | Some(Value::Null) => None,
-            Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
-                Some(x) => Some(x),
-                None => {
-                    self.err(&at, Some("on_error"), format!("`on_error` must be a finite number, found {}", kind_of(v)));
+            Some(v) => {
+                let x = v.as_f64().filter(|x| x.is_finite());
+                if x.is_none() {
+                    self.err(
+                        &at,
+                        Some("on_error"),
+                        format!("`on_error` must be a finite number, found {}", kind_of(v)),
+                    );
                     ok = false;
-                    None
                 }
-            },
+                x
+            }
         };
         self.depth += 1;
         let imp = (info.compile)(v, self, &at);
@@ -226,7 +257,11 @@ impl Compiler {
                     format!(
                         "unknown field `{k}`{}; expected one of {}",
                         did_you_mean(k, &expected),
-                        expected.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+                        expected
+                            .iter()
+                            .map(|e| format!("`{e}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 );
             }
@@ -239,7 +274,11 @@ impl Compiler {
                 let path = if inner == "." || inner.is_empty() {
                     at.path.clone()
                 } else {
-                    format!("{}/{}", at.path, inner.replace('.', "/").replace('[', "/").replace(']', ""))
+                    format!(
+                        "{}/{}",
+                        at.path,
+                        inner.replace(['.', '['], "/").replace(']', "")
+                    )
                 };
                 self.error(path, Some(at.kind), e.into_inner().to_string());
                 // The component will not compile its children, so compile them here, only for
@@ -293,7 +332,13 @@ impl Compiler {
         }
     }
 
-    pub fn regex(&mut self, pattern: &str, at: &At, field: &str, case_insensitive: bool) -> Option<regex::Regex> {
+    pub fn regex(
+        &mut self,
+        pattern: &str,
+        at: &At,
+        field: &str,
+        case_insensitive: bool,
+    ) -> Option<regex::Regex> {
         match regex::RegexBuilder::new(pattern)
             .case_insensitive(case_insensitive)
             .size_limit(1 << 22)
@@ -382,7 +427,9 @@ fn levenshtein(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }

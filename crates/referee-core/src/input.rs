@@ -35,7 +35,11 @@ impl std::str::FromStr for RowFormat {
             "referee" | "openai" => RowFormat::Referee,
             "trl" => RowFormat::Trl,
             "verl" => RowFormat::Verl,
-            other => return Err(format!("unknown input format `{other}`; expected auto, referee, openai, trl or verl")),
+            other => {
+                return Err(format!(
+                    "unknown input format `{other}`; expected auto, referee, openai, trl or verl"
+                ))
+            }
         })
     }
 }
@@ -77,7 +81,8 @@ pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 impl InputMapping {
     /// Parses one JSONL line into a sample, or says why not.
     pub fn parse_line(&self, line: &str) -> Result<Sample, RowError> {
-        let v: Value = serde_json::from_str(line).map_err(|e| err("invalid_json", format!("line is not valid JSON: {e}")))?;
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| err("invalid_json", format!("line is not valid JSON: {e}")))?;
         self.sample(v)
     }
 
@@ -106,7 +111,11 @@ impl InputMapping {
         let row = Value::Object(obj.clone());
         let path = self.id_field.as_deref().unwrap_or("id");
         get_path(&row, path)
-            .or_else(|| (f == RowFormat::Verl && self.id_field.is_none()).then(|| get_path(&row, "extra_info.index")).flatten())
+            .or_else(|| {
+                (f == RowFormat::Verl && self.id_field.is_none())
+                    .then(|| get_path(&row, "extra_info.index"))
+                    .flatten()
+            })
             .cloned()
     }
 
@@ -118,13 +127,21 @@ impl InputMapping {
             (None, RowFormat::Trl) => return None,
             (None, _) => "group",
         };
-        get_path(&row, path).filter(|v| !v.is_null()).map(value_text)
+        get_path(&row, path)
+            .filter(|v| !v.is_null())
+            .map(value_text)
     }
 
-    fn override_text(&self, obj: &Map<String, Value>) -> Result<Option<(String, Option<Value>)>, RowError> {
-        let Some(p) = &self.response_field else { return Ok(None) };
+    fn override_text(
+        &self,
+        obj: &Map<String, Value>,
+    ) -> Result<Option<(String, Option<Value>)>, RowError> {
+        let Some(p) = &self.response_field else {
+            return Ok(None);
+        };
         let row = Value::Object(obj.clone());
-        let v = get_path(&row, p).ok_or_else(|| err("missing_field", format!("row has no response field `{p}`")))?;
+        let v = get_path(&row, p)
+            .ok_or_else(|| err("missing_field", format!("row has no response field `{p}`")))?;
         Ok(Some(completion_text(v, p)?))
     }
 
@@ -143,12 +160,25 @@ impl InputMapping {
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
                 match sm.remove("output_text") {
                     Some(Value::String(t)) => s.output_text = t,
-                    Some(Value::Null) | None => match s.messages.as_ref().and_then(last_assistant_text) {
-                        Some(t) => s.output_text = t,
-                        None if overridden.is_some() || s.output_tools.is_some() => {}
-                        None => return Err(err("missing_field", "`sample` has no `output_text` (nor `messages` to take it from)")),
-                    },
-                    Some(other) => return Err(err("invalid_row", format!("`sample.output_text` must be a string, found {}", crate::compile::kind_of(&other)))),
+                    Some(Value::Null) | None => {
+                        match s.messages.as_ref().and_then(last_assistant_text) {
+                            Some(t) => s.output_text = t,
+                            None if overridden.is_some() || s.output_tools.is_some() => {}
+                            None => return Err(err(
+                                "missing_field",
+                                "`sample` has no `output_text` (nor `messages` to take it from)",
+                            )),
+                        }
+                    }
+                    Some(other) => {
+                        return Err(err(
+                            "invalid_row",
+                            format!(
+                                "`sample.output_text` must be a string, found {}",
+                                crate::compile::kind_of(&other)
+                            ),
+                        ))
+                    }
                 }
                 if let Some(j) = sm.remove("output_json").filter(|v| !v.is_null()) {
                     s = s.with_output_json(j);
@@ -158,7 +188,12 @@ impl InputMapping {
             (None, Some(Value::String(t))) => s.output_text = t,
             (None, Some(_)) => return Err(err("invalid_row", "`model_sample` must be a string")),
             (None, None) if overridden.is_some() => {}
-            (None, None) => return Err(err("missing_field", "row has no `sample` (or `model_sample`)")),
+            (None, None) => {
+                return Err(err(
+                    "missing_field",
+                    "row has no `sample` (or `model_sample`)",
+                ))
+            }
         }
         if let Some((t, m)) = overridden {
             s.output_text = t;
@@ -170,12 +205,13 @@ impl InputMapping {
     }
 
     fn trl(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
-        let (text, messages) = match self.override_text(&obj)? {
-            Some(x) => x,
-            None => {
-                let c = obj.get("completion").ok_or_else(|| err("missing_field", "TRL row has no `completion`"))?;
-                completion_text(c, "completion")?
-            }
+        let (text, messages) = if let Some(x) = self.override_text(&obj)? {
+            x
+        } else {
+            let c = obj
+                .get("completion")
+                .ok_or_else(|| err("missing_field", "TRL row has no `completion`"))?;
+            completion_text(c, "completion")?
         };
         obj.remove("completion");
         let mut s = Sample::new(text, Value::Object(obj));
@@ -184,16 +220,15 @@ impl InputMapping {
     }
 
     fn verl(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
-        let (text, messages) = match self.override_text(&obj)? {
-            Some(x) => x,
-            None => {
-                let key = ["response", "responses", "solution_str", "completion", "output"]
-                    .into_iter()
-                    .find(|k| obj.contains_key(*k))
-                    .ok_or_else(|| err("missing_field", "verl row has no response column (`response`, `responses`, `solution_str`, `completion` or `output`); name it with --response-field"))?;
-                let v = obj.remove(key).expect("present");
-                completion_text(&v, key)?
-            }
+        let (text, messages) = if let Some(x) = self.override_text(&obj)? {
+            x
+        } else {
+            let key = ["response", "responses", "solution_str", "completion", "output"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+                .ok_or_else(|| err("missing_field", "verl row has no response column (`response`, `responses`, `solution_str`, `completion` or `output`); name it with --response-field"))?;
+            let v = obj.remove(key).expect("present");
+            completion_text(&v, key)?
         };
         if let Some(rm) = obj.get("reward_model") {
             if let Some(gt) = rm.get("ground_truth") {
@@ -226,10 +261,21 @@ fn completion_text(v: &Value, field: &str) -> Result<(String, Option<Value>), Ro
     match v {
         Value::String(t) => Ok((t.clone(), None)),
         Value::Array(_) => {
-            let t = last_assistant_text(v).ok_or_else(|| err("invalid_row", format!("`{field}` is a list but not chat messages with text content")))?;
+            let t = last_assistant_text(v).ok_or_else(|| {
+                err(
+                    "invalid_row",
+                    format!("`{field}` is a list but not chat messages with text content"),
+                )
+            })?;
             Ok((t, Some(v.clone())))
         }
-        other => Err(err("invalid_row", format!("`{field}` must be text or chat messages, found {}", crate::compile::kind_of(other)))),
+        other => Err(err(
+            "invalid_row",
+            format!(
+                "`{field}` must be text or chat messages, found {}",
+                crate::compile::kind_of(other)
+            ),
+        )),
     }
 }
 
@@ -271,18 +317,43 @@ mod tests {
         assert_eq!(s.item["ground_truth"], "72");
         assert_eq!(s.id, Some(json!(3)));
         assert_eq!(s.group.as_deref(), Some("u1"));
-        let m = InputMapping { response_field: Some("gen.text".into()), ..Default::default() };
-        let s = m.sample(json!({"data_source": "x", "gen": {"text": "hello"}})).unwrap();
+        let m = InputMapping {
+            response_field: Some("gen.text".into()),
+            ..Default::default()
+        };
+        let s = m
+            .sample(json!({"data_source": "x", "gen": {"text": "hello"}}))
+            .unwrap();
         assert_eq!(s.output_text, "hello");
     }
 
     #[test]
     fn bad_rows_say_why() {
-        assert_eq!(InputMapping::default().parse_line("{nope").unwrap_err().reason, "invalid_json");
+        assert_eq!(
+            InputMapping::default()
+                .parse_line("{nope")
+                .unwrap_err()
+                .reason,
+            "invalid_json"
+        );
         assert_eq!(map(json!([1])).unwrap_err().reason, "invalid_row");
-        assert_eq!(map(json!({"x": 1})).unwrap_err().reason, "unknown_row_format");
-        assert_eq!(map(json!({"item": {}, "sample": {}})).unwrap_err().reason, "missing_field");
-        assert_eq!(map(json!({"completion": 5})).unwrap_err().reason, "invalid_row");
-        assert_eq!(map(json!({"item": 3, "sample": {"output_text": ""}})).unwrap_err().reason, "invalid_row");
+        assert_eq!(
+            map(json!({"x": 1})).unwrap_err().reason,
+            "unknown_row_format"
+        );
+        assert_eq!(
+            map(json!({"item": {}, "sample": {}})).unwrap_err().reason,
+            "missing_field"
+        );
+        assert_eq!(
+            map(json!({"completion": 5})).unwrap_err().reason,
+            "invalid_row"
+        );
+        assert_eq!(
+            map(json!({"item": 3, "sample": {"output_text": ""}}))
+                .unwrap_err()
+                .reason,
+            "invalid_row"
+        );
     }
 }

@@ -142,7 +142,11 @@ impl Program {
                             ),
                         );
                     } else if k == "description" && !v.is_string() {
-                        cx.error("/description", None, format!("expected a string, found {}", kind_of(v)));
+                        cx.error(
+                            "/description",
+                            None,
+                            format!("expected a string, found {}", kind_of(v)),
+                        );
                     }
                 }
                 (&m["grader"], "/grader")

@@ -29,6 +29,7 @@ impl Sample {
         }
     }
 
+    #[must_use]
     pub fn with_output_json(mut self, v: Value) -> Self {
         self.explicit_json = Some(v);
         self

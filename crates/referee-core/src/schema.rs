@@ -28,9 +28,16 @@ pub fn spec_schema() -> Value {
             .as_object_mut()
             .expect("properties object");
         props.insert("type".into(), json!({"const": c.type_name}));
-        props.insert("name".into(), json!({"type": "string", "description": "Key of this node's value in `components`."}));
+        props.insert(
+            "name".into(),
+            json!({"type": "string", "description": "Key of this node's value in `components`."}),
+        );
         props.insert("on_error".into(), json!({"type": "number", "description": "Reward this node gets when it fails; its status still says failed."}));
-        let req = obj.entry("required").or_insert_with(|| json!([])).as_array_mut().expect("required list");
+        let req = obj
+            .entry("required")
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("required list");
         req.insert(0, json!("type"));
         let def_name = c.type_name.to_string();
         defs.insert(def_name.clone(), s);

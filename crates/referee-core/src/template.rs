@@ -5,6 +5,7 @@
 //! field is a compile error and rendering never re-parses. Item fields are free-form, so a
 //! missing one can only be found per sample: it is a `missing_field` failure, never "".
 
+use crate::node::ScoreCtx;
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use serde_json::Value;
@@ -18,6 +19,34 @@ pub const SAMPLE_FIELDS: &[&str] = &[
     "messages",
     "choices",
 ];
+
+/// Why a template could not be rendered for a sample.
+///
+/// Who is at fault decides what it becomes. When the *policy's* output lacks what the template
+/// reads (not JSON, a missing key, a list where a value belongs, no tool call), the policy
+/// failed the check: the node scores 0 with `ok` status and a note. Reporting it as an error
+/// would be a reward hack of its own, since trainers drop errored rows and malformed output
+/// would then escape its penalty. When the *dataset* lacks it (a missing item field), nobody
+/// can score the row: that is an error with reason `missing_field`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Miss {
+    pub policy: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Miss {
+    /// The node's outcome for this miss (see the type's doc).
+    pub fn outcome(self, cx: &mut ScoreCtx) -> Outcome {
+        if self.policy {
+            let m = self.message;
+            cx.note(|| format!("scored 0: {m}"));
+            Outcome::ok(0.0)
+        } else {
+            Outcome::error(self.reason, self.message)
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -106,7 +135,7 @@ impl Template {
 
     /// Renders to text. A template that is exactly one string variable borrows it; values that
     /// are not strings render as compact JSON (numbers as written, e.g. `72`).
-    pub fn render<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, str>, Outcome> {
+    pub fn render<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, str>, Miss> {
         match self.parts.as_slice() {
             [] => Ok(Cow::Borrowed("")),
             [Part::Lit(l)] => Ok(Cow::Borrowed(l)),
@@ -126,7 +155,7 @@ impl Template {
 
     /// Renders to a JSON value: a template that is exactly one variable yields that value
     /// (so `{{item.keywords}}` can be a list); anything else yields the rendered string.
-    pub fn render_value<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, Value>, Outcome> {
+    pub fn render_value<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, Value>, Miss> {
         if let [Part::Var(v)] = self.parts.as_slice() {
             return v.resolve(s);
         }
@@ -180,21 +209,17 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
         return Err(bad("empty variable"));
     }
     let mut it = raw_steps.into_iter();
-    let ns = match it.next() {
-        Some(Step::Key(k)) => k,
-        _ => return Err(bad("must start with `item` or `sample`")),
+    let Some(Step::Key(ns)) = it.next() else {
+        return Err(bad("must start with `item` or `sample`"));
     };
     let root = match ns.as_str() {
         "item" => Root::Item,
         "sample" => {
-            let field = match it.next() {
-                Some(Step::Key(k)) => k,
-                _ => {
-                    return Err(bad(&format!(
-                        "`sample` needs a field: one of {}",
-                        SAMPLE_FIELDS.join(", ")
-                    )))
-                }
+            let Some(Step::Key(field)) = it.next() else {
+                return Err(bad(&format!(
+                    "`sample` needs a field: one of {}",
+                    SAMPLE_FIELDS.join(", ")
+                )));
             };
             match field.as_str() {
                 "output_text" => Root::OutputText,
@@ -230,19 +255,27 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
 }
 
 impl VarPath {
-    fn resolve<'a>(&self, s: &'a Sample) -> Result<Cow<'a, Value>, Outcome> {
+    fn resolve<'a>(&self, s: &'a Sample) -> Result<Cow<'a, Value>, Miss> {
         let base: &Value = match self.root {
             Root::Item => &s.item,
             Root::OutputText => return Ok(Cow::Owned(Value::String(s.output_text.clone()))),
-            Root::OutputJson => s.output_json().ok_or_else(|| {
-                Outcome::error(
-                    "output_not_json",
-                    format!("{}: the output is not valid JSON", self.src),
-                )
+            Root::OutputJson => s.output_json().ok_or_else(|| Miss {
+                policy: true,
+                reason: "output_not_json",
+                message: format!("{}: the output is not valid JSON", self.src),
             })?,
-            Root::OutputTools => s.output_tools.as_ref().ok_or_else(|| self.missing("sample has no output_tools"))?,
-            Root::Messages => s.messages.as_ref().ok_or_else(|| self.missing("sample has no messages"))?,
-            Root::Choices => s.choices.as_ref().ok_or_else(|| self.missing("sample has no choices"))?,
+            Root::OutputTools => s
+                .output_tools
+                .as_ref()
+                .ok_or_else(|| self.missing("sample has no output_tools"))?,
+            Root::Messages => s
+                .messages
+                .as_ref()
+                .ok_or_else(|| self.missing("sample has no messages"))?,
+            Root::Choices => s
+                .choices
+                .as_ref()
+                .ok_or_else(|| self.missing("sample has no choices"))?,
         };
         let mut v = base;
         for step in &self.steps {
@@ -261,24 +294,40 @@ impl VarPath {
         Ok(Cow::Borrowed(v))
     }
 
-    fn render<'a>(&self, s: &'a Sample) -> Result<Cow<'a, str>, Outcome> {
+    fn render<'a>(&self, s: &'a Sample) -> Result<Cow<'a, str>, Miss> {
         if self.root == Root::OutputText {
             return Ok(Cow::Borrowed(&s.output_text));
         }
         match self.resolve(s)? {
             Cow::Borrowed(Value::String(t)) => Ok(Cow::Borrowed(t)),
-            Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null) => Err(self.missing("value is null")),
+            Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null) => {
+                Err(self.missing("value is null"))
+            }
+            // A list or object where the policy should have written a value is a wrong answer,
+            // not text to compare (`{"name": ["Ann"]}` must not fuzzy-match "Ann").
+            Cow::Borrowed(Value::Array(_) | Value::Object(_)) if self.root != Root::Item => {
+                Err(Miss {
+                    policy: true,
+                    reason: "wrong_type",
+                    message: format!("{} is a list or object, not a value", self.src),
+                })
+            }
             v => Ok(Cow::Owned(value_text(&v))),
         }
     }
 
-    fn missing(&self, why: &str) -> Outcome {
-        let reason = if self.root == Root::Item {
-            "missing_field"
-        } else {
-            "missing_sample_field"
-        };
-        Outcome::error(reason, format!("{}: {why}", self.src))
+    fn missing(&self, why: &str) -> Miss {
+        // `messages` and `choices` come from the input file, not from what the policy wrote.
+        let dataset = matches!(self.root, Root::Item | Root::Messages | Root::Choices);
+        Miss {
+            policy: !dataset,
+            reason: if dataset {
+                "missing_field"
+            } else {
+                "missing_output_field"
+            },
+            message: format!("{}: {why}", self.src),
+        }
     }
 }
 
@@ -329,7 +378,13 @@ mod tests {
         let s = sample();
         let t = Template::parse("{{item.solution}}").unwrap();
         let e = t.render(&s).unwrap_err();
-        assert_eq!(e.failure().unwrap().reason, "missing_field");
+        assert_eq!(e.reason, "missing_field");
+        assert!(!e.policy);
+        let t = Template::parse("{{sample.output_json.nope}}").unwrap();
+        assert!(
+            t.render(&s).unwrap_err().policy,
+            "a key the policy left out is the policy's miss"
+        );
         let t = Template::parse("{{item.list[5]}}").unwrap();
         assert!(t.render(&s).is_err());
     }
@@ -350,6 +405,10 @@ mod tests {
         }
         let errs = Template::parse("{{foo.a}} {{sample.outptu_text}}").unwrap_err();
         assert_eq!(errs.len(), 2);
-        assert!(errs[1].contains("did you mean `output_text`"), "{}", errs[1]);
+        assert!(
+            errs[1].contains("did you mean `output_text`"),
+            "{}",
+            errs[1]
+        );
     }
 }

@@ -2,8 +2,6 @@
 //! shipped in the repository (examples, suites, exploits) must validate against it.
 //! Regenerate with `REFEREE_BLESS=1 cargo test -p referee-core --test schema`.
 
-mod common;
-
 use referee_core::schema::spec_schema;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -31,7 +29,9 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.unwrap().path();
         if p.is_dir() {
             yaml_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "yaml" || x == "json") && !p.to_string_lossy().ends_with(".schema.json") {
+        } else if p.extension().is_some_and(|x| x == "yaml" || x == "json")
+            && !p.to_string_lossy().ends_with(".schema.json")
+        {
             out.push(p);
         }
     }
@@ -56,7 +56,11 @@ fn shipped_specs_validate_against_the_schema() {
     let schema = spec_schema();
     let validator = jsonschema::validator_for(&schema).expect("schema is a valid JSON Schema");
     let mut files = Vec::new();
-    for d in ["examples", "fixtures/exploits", "crates/referee-core/tests/suite"] {
+    for d in [
+        "examples",
+        "fixtures/exploits",
+        "crates/referee-core/tests/suite",
+    ] {
         let p = root().join(d);
         if p.exists() {
             yaml_files(&p, &mut files);
@@ -66,7 +70,9 @@ fn shipped_specs_validate_against_the_schema() {
     let mut bad = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        let Ok(doc) = serde_yaml_ng::from_str::<Value>(&text) else { continue };
+        let Ok(doc) = serde_yaml_ng::from_str::<Value>(&text) else {
+            continue;
+        };
         for spec in specs_in(&doc) {
             checked += 1;
             if let Err(e) = validator.validate(&spec) {
@@ -75,7 +81,12 @@ fn shipped_specs_validate_against_the_schema() {
         }
     }
     assert!(checked > 20, "only {checked} specs found");
-    assert!(bad.is_empty(), "{} specs do not validate:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} specs do not validate:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -91,5 +102,7 @@ fn schema_rejects_what_the_compiler_rejects() {
     ] {
         assert!(!v.is_valid(&bad), "schema accepted {bad}");
     }
-    assert!(v.is_valid(&serde_json::json!({"type": "const", "value": 1, "name": "x", "on_error": 0})));
+    assert!(
+        v.is_valid(&serde_json::json!({"type": "const", "value": 1, "name": "x", "on_error": 0}))
+    );
 }

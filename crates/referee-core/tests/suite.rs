@@ -18,35 +18,73 @@ fn suite_dir() -> PathBuf {
 fn every_suite_passes() {
     let mut failures = Vec::new();
     let mut cases = 0;
-    let mut files: Vec<_> = std::fs::read_dir(suite_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(suite_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+    {
         let file = path.file_name().unwrap().to_string_lossy().to_string();
         let doc = load_yaml(path);
         let default_spec = doc.get("spec");
-        for (i, case) in doc.get("cases").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, case) in doc
+            .get("cases")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             cases += 1;
-            let name = case.get("name").and_then(Value::as_str).map_or_else(|| format!("#{i}"), str::to_string);
-            let spec = case.get("spec").or(default_spec).unwrap_or_else(|| panic!("{file} {name}: no spec"));
+            let name = case
+                .get("name")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("#{i}"), str::to_string);
+            let spec = case
+                .get("spec")
+                .or(default_spec)
+                .unwrap_or_else(|| panic!("{file} {name}: no spec"));
             let program = compile(spec);
             let sample = sample_of(case);
             let r = program.explain(&sample);
-            let expect = case.get("expect").unwrap_or_else(|| panic!("{file} {name}: no expect"));
+            let expect = case
+                .get("expect")
+                .unwrap_or_else(|| panic!("{file} {name}: no expect"));
             for b in check(&r, expect) {
-                failures.push(format!("{file} {name}: {b}\n    trace: {}", serde_json::to_string(&r.trace).unwrap()));
+                failures.push(format!(
+                    "{file} {name}: {b}\n    trace: {}",
+                    serde_json::to_string(&r.trace).unwrap()
+                ));
             }
         }
-        for (i, case) in doc.get("compile_errors").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, case) in doc
+            .get("compile_errors")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             cases += 1;
             let spec = case.get("spec").expect("compile_errors case needs spec");
             match Program::compile(spec) {
-                Ok(_) => failures.push(format!("{file} compile_errors #{i}: compiled, expected errors")),
+                Ok(_) => failures.push(format!(
+                    "{file} compile_errors #{i}: compiled, expected errors"
+                )),
                 Err(e) => {
                     let text = e.to_string();
-                    for want in case.get("errors").and_then(Value::as_array).into_iter().flatten() {
+                    for want in case
+                        .get("errors")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let want = want.as_str().unwrap();
                         if !text.contains(want) {
-                            failures.push(format!("{file} compile_errors #{i}: missing `{want}` in\n{text}"));
+                            failures.push(format!(
+                                "{file} compile_errors #{i}: missing `{want}` in\n{text}"
+                            ));
                         }
                     }
                 }
@@ -54,7 +92,12 @@ fn every_suite_passes() {
         }
     }
     assert!(cases > 0, "no suite cases found");
-    assert!(failures.is_empty(), "{} of {cases} suite cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} suite cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -68,14 +111,30 @@ fn every_component_has_a_suite() {
 #[test]
 fn every_documented_example_compiles() {
     for c in COMPONENTS {
-        let ex = c.example().unwrap_or_else(|| panic!("{}: doc has no yaml example", c.type_name));
-        let v: Value = serde_yaml_ng::from_str(&ex).unwrap_or_else(|e| panic!("{}: example is not YAML: {e}", c.type_name));
-        assert_eq!(v["type"], c.type_name, "{}: example has another type", c.type_name);
+        let ex = c
+            .example()
+            .unwrap_or_else(|| panic!("{}: doc has no yaml example", c.type_name));
+        let v: Value = serde_yaml_ng::from_str(&ex)
+            .unwrap_or_else(|e| panic!("{}: example is not YAML: {e}", c.type_name));
+        assert_eq!(
+            v["type"], c.type_name,
+            "{}: example has another type",
+            c.type_name
+        );
         if let Err(e) = Program::compile(&v) {
             panic!("{}: documented example does not compile:\n{e}", c.type_name);
         }
-        for section in ["*What it scores:*", "*Spec:*", "*Example:*", "*Score and failure modes:*"] {
-            assert!(c.doc().contains(section), "{}: doc lacks {section}", c.type_name);
+        for section in [
+            "*What it scores:*",
+            "*Spec:*",
+            "*Example:*",
+            "*Score and failure modes:*",
+        ] {
+            assert!(
+                c.doc().contains(section),
+                "{}: doc lacks {section}",
+                c.type_name
+            );
         }
     }
 }

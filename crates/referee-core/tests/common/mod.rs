@@ -15,7 +15,10 @@ pub fn sample_of(case: &Value) -> Sample {
         .get("output")
         .and_then(Value::as_str)
         .expect("case needs `output` or `row`");
-    let item = case.get("item").cloned().unwrap_or_else(|| serde_json::json!({}));
+    let item = case
+        .get("item")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
     Sample::new(out, item)
 }
 
@@ -25,7 +28,13 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     if let Some(want) = expect.get("reward") {
         let ok = match (want.as_f64(), r.reward) {
             (None, None) => want.is_null(),
-            (Some(w), Some(g)) => (w - g).abs() <= expect.get("tolerance").and_then(Value::as_f64).unwrap_or(1e-9),
+            (Some(w), Some(g)) => {
+                (w - g).abs()
+                    <= expect
+                        .get("tolerance")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(1e-9)
+            }
             _ => false,
         };
         if !ok {
@@ -34,7 +43,11 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     }
     let status = expect.get("status").and_then(Value::as_str).unwrap_or("ok");
     if status != r.status.as_str() {
-        bad.push(format!("status: want {status}, got {} ({:?})", r.status.as_str(), r.status));
+        bad.push(format!(
+            "status: want {status}, got {} ({:?})",
+            r.status.as_str(),
+            r.status
+        ));
     }
     if let Some(want) = expect.get("reason").and_then(Value::as_str) {
         if r.reason() != Some(want) {
@@ -43,7 +56,11 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     }
     if let Some(Value::Object(comps)) = expect.get("components") {
         for (k, want) in comps {
-            let got = r.components.iter().find(|(n, _)| &**n == k).map(|(_, v)| *v);
+            let got = r
+                .components
+                .iter()
+                .find(|(n, _)| &**n == k)
+                .map(|(_, v)| *v);
             let ok = match (got, want.as_f64()) {
                 (Some(Some(g)), Some(w)) => (g - w).abs() <= 1e-9,
                 (Some(None), None) => want.is_null(),

@@ -46,16 +46,27 @@ pub struct Clamp {
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
     let spec: ClampSpec = cx.spec(v, at)?;
     let child = cx.child(&spec.grader, at, "grader");
-    let (min, max) = (spec.min.unwrap_or(f64::NEG_INFINITY), spec.max.unwrap_or(f64::INFINITY));
+    let (min, max) = (
+        spec.min.unwrap_or(f64::NEG_INFINITY),
+        spec.max.unwrap_or(f64::INFINITY),
+    );
     if spec.min.is_none() && spec.max.is_none() {
         cx.err(at, None, "give `min`, `max` or both");
         return None;
     }
     if min > max {
-        cx.err(at, Some("min"), format!("min {min} is greater than max {max}"));
+        cx.err(
+            at,
+            Some("min"),
+            format!("min {min} is greater than max {max}"),
+        );
         return None;
     }
-    Some(sync(Clamp { child: child?, min, max }))
+    Some(sync(Clamp {
+        child: child?,
+        min,
+        max,
+    }))
 }
 
 impl SyncComponent for Clamp {

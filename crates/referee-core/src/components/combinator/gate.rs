@@ -79,8 +79,19 @@ impl SyncComponent for Gate {
         let mut st = StatusAcc::default();
         st.add(&c);
         let holds = c.holds(self.threshold);
-        cx.note(|| format!("condition {} (value {} vs threshold {})", if holds { "holds" } else { "fails" }, c.value, self.threshold));
-        let branch = if holds { Some(&self.then) } else { self.otherwise.as_ref() };
+        cx.note(|| {
+            format!(
+                "condition {} (value {} vs threshold {})",
+                if holds { "holds" } else { "fails" },
+                c.value,
+                self.threshold
+            )
+        });
+        let branch = if holds {
+            Some(&self.then)
+        } else {
+            self.otherwise.as_ref()
+        };
         let Some(b) = branch else {
             return st.finish(0.0);
         };

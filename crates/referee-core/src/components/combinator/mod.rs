@@ -59,7 +59,12 @@ pub(crate) fn propagate(child: &Node, o: Outcome) -> Outcome {
     match o.failure() {
         Some(f) => Outcome::error(
             f.reason.clone(),
-            format!("{} ({}): {}", display_path(&child.meta.path), child.meta.kind, f.message),
+            format!(
+                "{} ({}): {}",
+                display_path(&child.meta.path),
+                child.meta.kind,
+                f.message
+            ),
         ),
         None => o,
     }
@@ -154,7 +159,12 @@ impl crate::node::SyncComponent for Holds {
 }
 
 /// Scores one child and maps its usable value; failures propagate, not-applicable passes through.
-pub(crate) fn unary(child: &Node, s: &Sample, cx: &mut ScoreCtx, f: impl FnOnce(f64) -> f64) -> Outcome {
+pub(crate) fn unary(
+    child: &Node,
+    s: &Sample,
+    cx: &mut ScoreCtx,
+    f: impl FnOnce(f64) -> f64,
+) -> Outcome {
     let o = child.eval(s, cx);
     if o.usable() {
         let mut st = StatusAcc::default();

@@ -77,7 +77,11 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
         cx.err(
             at,
             Some("weights"),
-            format!("weights give a zero normaliser for `normalize: {:?}`", spec.normalize).to_lowercase(),
+            format!(
+                "weights give a zero normaliser for `normalize: {:?}`",
+                spec.normalize
+            )
+            .to_lowercase(),
         );
         ok = false;
     }
@@ -103,10 +107,16 @@ fn normaliser(n: Normalize, ws: impl Iterator<Item = f64>) -> Option<f64> {
 impl SyncComponent for WeightedSum {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let ws = &self.weights;
-        let r = fold(&self.children, s, cx, (0.0, 0.0, 0.0, 0.0), |(sum, w, wa, wp), i, v| {
-            let wi = ws[i];
-            (sum + wi * v, w + wi, wa + wi.abs(), wp + wi.max(0.0))
-        });
+        let r = fold(
+            &self.children,
+            s,
+            cx,
+            (0.0, 0.0, 0.0, 0.0),
+            |(sum, w, wa, wp), i, v| {
+                let wi = ws[i];
+                (sum + wi * v, w + wi, wa + wi.abs(), wp + wi.max(0.0))
+            },
+        );
         let ((sum, w, wa, wp), st) = match r {
             Err(o) => return o,
             Ok(None) => return Outcome::not_applicable(),

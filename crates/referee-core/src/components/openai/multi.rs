@@ -57,7 +57,13 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
     for name in &order {
         let path = format!("{}/{}", at.field("graders"), escape(name));
         if !is_identifier(name) {
-            cx.error(path.clone(), Some(at.kind), format!("sub-grader name `{name}` is not a formula identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+            cx.error(
+                path.clone(),
+                Some(at.kind),
+                format!(
+                    "sub-grader name `{name}` is not a formula identifier ([A-Za-z_][A-Za-z0-9_]*)"
+                ),
+            );
             ok = false;
         }
         match cx.node_named(&spec.graders[*name].0, &path, Some(name)) {
@@ -111,7 +117,10 @@ impl SyncComponent for Multi {
                 } else {
                     Outcome::error(
                         "invalid_variable",
-                        format!("sub-grader `{}` did not apply, so the formula has no value for it", c.meta.name.as_deref().unwrap_or("?")),
+                        format!(
+                            "sub-grader `{}` did not apply, so the formula has no value for it",
+                            c.meta.name.as_deref().unwrap_or("?")
+                        ),
                     )
                 });
             }

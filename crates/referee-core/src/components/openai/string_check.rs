@@ -68,11 +68,11 @@ impl SyncComponent for StringCheck {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let input = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let reference = match self.reference.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let pass = match self.op {
             Operation::Eq => input == reference,
@@ -86,7 +86,15 @@ impl SyncComponent for StringCheck {
             Operation::Like => input.contains(&*reference),
             Operation::Ilike => input.to_lowercase().contains(&reference.to_lowercase()),
         };
-        cx.note(|| format!("input `{}` {:?} reference `{}`: {pass}", shorten(&input), self.op, shorten(&reference)).to_lowercase());
+        cx.note(|| {
+            format!(
+                "input `{}` {:?} reference `{}`: {pass}",
+                shorten(&input),
+                self.op,
+                shorten(&reference)
+            )
+            .to_lowercase()
+        });
         Outcome::bool(pass)
     }
 }

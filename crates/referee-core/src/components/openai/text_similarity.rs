@@ -105,11 +105,11 @@ impl SyncComponent for TextSimilarity {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let input = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let reference = match self.reference.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let (a, b) = (&*input, &*reference);
         let v = match self.metric {
@@ -123,10 +123,16 @@ impl SyncComponent for TextSimilarity {
             Metric::Rouge4 => text::rouge_n(a, b, 4),
             Metric::Rouge5 => text::rouge_n(a, b, 5),
             Metric::RougeL => text::rouge_l(a, b),
-            Metric::Cosine => return Outcome::error("unsupported_metric", "cosine needs an embedding model"),
+            Metric::Cosine => {
+                return Outcome::error("unsupported_metric", "cosine needs an embedding model")
+            }
         };
         cx.note(|| match self.pass_threshold {
-            Some(t) => format!("{:?} = {v:.4}; {} threshold {t}", self.metric, if v >= t { "passes" } else { "below" }),
+            Some(t) => format!(
+                "{:?} = {v:.4}; {} threshold {t}",
+                self.metric,
+                if v >= t { "passes" } else { "below" }
+            ),
             None => format!("{:?} = {v:.4}", self.metric),
         });
         Outcome::ok(v)

@@ -190,7 +190,7 @@ impl SyncComponent for Choice {
             Labels::Dynamic(t) => {
                 let v = match t.render_value(s) {
                     Ok(v) => v,
-                    Err(o) => return o,
+                    Err(m) => return m.outcome(cx),
                 };
                 let ls: Vec<Cow<'_, str>> = match &*v {
                     Value::Array(items) => {
@@ -237,14 +237,14 @@ impl Choice {
         let cs = self.case_sensitive;
         let text = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let reference = match &self.reference {
             Reference::Fixed(i) => *i,
             Reference::Dynamic(t) => {
                 let r = match t.render(s) {
                     Ok(r) => r,
-                    Err(o) => return o,
+                    Err(m) => return m.outcome(cx),
                 };
                 if let Found::One(i) = answer_line(&r, labels, cs).0 {
                     i

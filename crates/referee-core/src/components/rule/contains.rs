@@ -105,21 +105,33 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
             let mut ok = true;
             for (i, w) in ws.iter().enumerate() {
                 if w.trim().is_empty() {
-                    cx.error(format!("{}/{i}", at.field("keywords")), Some(at.kind), "empty keyword: every text contains it");
+                    cx.error(
+                        format!("{}/{i}", at.field("keywords")),
+                        Some(at.kind),
+                        "empty keyword: every text contains it",
+                    );
                     ok = false;
                 }
             }
             if !ok {
                 return None;
             }
-            Kw::Fixed(ws.iter().map(|w| matcher(w, spec.case_sensitive, spec.whole_word)).collect())
+            Kw::Fixed(
+                ws.iter()
+                    .map(|w| matcher(w, spec.case_sensitive, spec.whole_word))
+                    .collect(),
+            )
         }
         Keywords::Template(t) => {
             let t = cx.template(t, at, "keywords")?;
             if t.is_literal() {
                 let w = t.source().to_string();
                 if w.trim().is_empty() {
-                    cx.err(at, Some("keywords"), "empty keyword: every text contains it");
+                    cx.err(
+                        at,
+                        Some("keywords"),
+                        "empty keyword: every text contains it",
+                    );
                     return None;
                 }
                 Kw::Fixed(vec![matcher(&w, spec.case_sensitive, spec.whole_word)])
@@ -139,8 +151,13 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
 }
 
 fn matcher(word: &str, case_sensitive: bool, whole_word: bool) -> Matcher {
-    let word = if case_sensitive { word.to_string() } else { word.to_lowercase() };
-    let re = whole_word.then(|| Regex::new(&format!(r"\b{}\b", regex::escape(&word))).expect("escaped keyword"));
+    let word = if case_sensitive {
+        word.to_string()
+    } else {
+        word.to_lowercase()
+    };
+    let re = whole_word
+        .then(|| Regex::new(&format!(r"\b{}\b", regex::escape(&word))).expect("escaped keyword"));
     Matcher { word, re }
 }
 
@@ -157,33 +174,51 @@ impl SyncComponent for Contains {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let raw = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
-        let text: Cow<'_, str> = if self.case_sensitive { raw } else { Cow::Owned(raw.to_lowercase()) };
+        let text: Cow<'_, str> = if self.case_sensitive {
+            raw
+        } else {
+            Cow::Owned(raw.to_lowercase())
+        };
         let dynamic;
         let matchers: &[Matcher] = match &self.keywords {
             Kw::Fixed(m) => m,
             Kw::Dynamic(t) => {
                 let v = match t.render_value(s) {
                     Ok(v) => v,
-                    Err(o) => return o,
+                    Err(m) => return m.outcome(cx),
                 };
                 let words: Vec<String> = match &*v {
                     Value::Array(a) => a.iter().map(value_text).collect(),
                     other => vec![value_text(other)],
                 };
                 if words.is_empty() || words.iter().any(|w| w.trim().is_empty()) {
-                    return Outcome::error("empty_reference", "keyword list is empty or holds an empty keyword");
+                    return Outcome::error(
+                        "empty_reference",
+                        "keyword list is empty or holds an empty keyword",
+                    );
                 }
-                dynamic = words.iter().map(|w| matcher(w, self.case_sensitive, self.whole_word)).collect::<Vec<_>>();
+                dynamic = words
+                    .iter()
+                    .map(|w| matcher(w, self.case_sensitive, self.whole_word))
+                    .collect::<Vec<_>>();
                 &dynamic
             }
         };
         let found = matchers.iter().filter(|m| m.found(&text)).count();
         let n = matchers.len();
-        let good = if self.mode == Mode::None { n - found } else { found };
+        let good = if self.mode == Mode::None {
+            n - found
+        } else {
+            found
+        };
         cx.note(|| {
-            let hits: Vec<&str> = matchers.iter().filter(|m| m.found(&text)).map(|m| m.word.as_str()).collect();
+            let hits: Vec<&str> = matchers
+                .iter()
+                .filter(|m| m.found(&text))
+                .map(|m| m.word.as_str())
+                .collect();
             format!("{found} of {n} keywords present: {hits:?}")
         });
         match self.scoring {

@@ -210,7 +210,7 @@ impl SyncComponent for Format {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let text = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let mut seen = [Seen::default(); MAX_TAGS];
         for m in self.re.find_iter(&text) {

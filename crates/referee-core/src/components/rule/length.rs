@@ -295,7 +295,7 @@ impl SyncComponent for Length {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let text = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let n = measure(&text, self.unit);
         let v = self.shape.value(n as f64);

@@ -200,14 +200,14 @@ impl SyncComponent for Numeric {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let text = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         let reference = match &self.reference {
             Reference::Fixed(n) => *n,
             Reference::Dynamic(t) => {
                 let r = match t.render(s) {
                     Ok(r) => r,
-                    Err(o) => return o,
+                    Err(m) => return m.outcome(cx),
                 };
                 match parse_reference(&r) {
                     Some(n) => n,

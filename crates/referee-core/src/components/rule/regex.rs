@@ -122,12 +122,20 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
     let reference = match (&spec.reference, spec.mode) {
         (Some(r), Mode::Extract) => cx.template(r, at, "reference"),
         (None, Mode::Extract) => {
-            cx.err(at, Some("reference"), "`mode: extract` needs a `reference` to compare the captured answer with");
+            cx.err(
+                at,
+                Some("reference"),
+                "`mode: extract` needs a `reference` to compare the captured answer with",
+            );
             ok = false;
             None
         }
         (Some(_), _) => {
-            cx.err(at, Some("reference"), "`reference` is only used with `mode: extract`");
+            cx.err(
+                at,
+                Some("reference"),
+                "`reference` is only used with `mode: extract`",
+            );
             ok = false;
             None
         }
@@ -140,7 +148,14 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
             .unwrap_or(usize::from(re.captures_len() > 1)),
         Some(GroupRef::Index(i)) if *i < re.captures_len() => *i,
         Some(GroupRef::Index(i)) => {
-            cx.err(at, Some("group"), format!("the pattern has no capture group {i} (it has {})", re.captures_len() - 1));
+            cx.err(
+                at,
+                Some("group"),
+                format!(
+                    "the pattern has no capture group {i} (it has {})",
+                    re.captures_len() - 1
+                ),
+            );
             ok = false;
             0
         }
@@ -148,7 +163,11 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
             if let Some(i) = re.capture_names().position(|x| x == Some(n.as_str())) {
                 i
             } else {
-                cx.err(at, Some("group"), format!("the pattern has no capture group named `{n}`"));
+                cx.err(
+                    at,
+                    Some("group"),
+                    format!("the pattern has no capture group named `{n}`"),
+                );
                 ok = false;
                 0
             }
@@ -172,7 +191,7 @@ impl SyncComponent for RegexGrader {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let text = match self.input.render(s) {
             Ok(t) => t,
-            Err(o) => return o,
+            Err(m) => return m.outcome(cx),
         };
         match self.mode {
             Mode::Match => {
@@ -191,7 +210,7 @@ impl SyncComponent for RegexGrader {
             Mode::Extract => {
                 let reference = match self.reference.as_ref().map(|r| r.render(s)) {
                     Some(Ok(r)) => r,
-                    Some(Err(o)) => return o,
+                    Some(Err(m)) => return m.outcome(cx),
                     None => return Outcome::error("internal", "extract without reference"),
                 };
                 let mut answers = self
@@ -205,7 +224,13 @@ impl SyncComponent for RegexGrader {
                         let first = answers.next();
                         if let Some(f) = first {
                             if let Some(other) = answers.find(|a| !self.compare.eq(a, f)) {
-                                cx.note(|| format!("several different answers: `{}` and `{}`", shorten(f), shorten(other)));
+                                cx.note(|| {
+                                    format!(
+                                        "several different answers: `{}` and `{}`",
+                                        shorten(f),
+                                        shorten(other)
+                                    )
+                                });
                                 return Outcome::ok(0.0);
                             }
                         }
@@ -217,7 +242,14 @@ impl SyncComponent for RegexGrader {
                     return Outcome::ok(0.0);
                 };
                 let pass = self.compare.eq(answer, &reference);
-                cx.note(|| format!("extracted `{}`, reference `{}`: {}", shorten(answer), shorten(&reference), if pass { "equal" } else { "different" }));
+                cx.note(|| {
+                    format!(
+                        "extracted `{}`, reference `{}`: {}",
+                        shorten(answer),
+                        shorten(&reference),
+                        if pass { "equal" } else { "different" }
+                    )
+                });
                 Outcome::bool(pass)
             }
         }
