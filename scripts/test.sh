@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs Referee's whole test suite. Installs what the tests need, so it works on a fresh machine.
+# Usage: scripts/test.sh            (CI calls exactly this through .ci/run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null; then
+    echo "cargo not found: install Rust (https://rustup.rs) first" >&2
+    exit 2
+fi
+# Lints are part of the suite; make sure the toolchain has them.
+if command -v rustup >/dev/null; then
+    for c in rustfmt clippy; do
+        rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+    done
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --locked
