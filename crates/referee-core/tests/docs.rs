@@ -18,7 +18,9 @@ fn readme_specs_compile() {
         let end = after[body_start..].find("```").unwrap();
         let body = &after[body_start..body_start + end];
         rest = &after[body_start + end + 3..];
-        if (lang == "yaml" || lang == "json") && (body.contains("type:") || body.contains("\"type\"")) {
+        if (lang == "yaml" || lang == "json")
+            && (body.contains("type:") || body.contains("\"type\""))
+        {
             n += 1;
             if let Err(e) = Program::compile_str(body) {
                 panic!("README spec does not compile:\n{body}\n{e}");
