@@ -20,6 +20,15 @@ pub struct Program {
     names: Vec<Arc<str>>,
 }
 
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("root", &self.root.meta.kind)
+            .field("components", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The result for one sample (DESIGN.md §2). `reward` is `None` when the sample could not be
 /// scored (and no `on_error` said what a failure gets) or when nothing applied.
 #[derive(Debug, Clone, PartialEq)]
