@@ -13,7 +13,7 @@
 //! same mix of kinds as `benches/gen_data.py` (correct, wrong, missing think tags or `####`,
 //! thousands separators, several `####` lines, answer lists, `#### a or b`).
 //!
-//! Run: `cargo bench -p referee-core --bench score` (about two minutes on two cores).
+//! Run: `cargo bench -p referee-core --bench score` (about a minute on two cores, after the build).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use referee_core::input::InputMapping;
