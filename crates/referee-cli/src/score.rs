@@ -1,4 +1,9 @@
 //! `referee score`: stream JSONL in, score chunks in parallel, write results in input order.
+//!
+//! Three stages overlap: a reader thread cuts the input into chunks of lines, the rayon pool
+//! parses and scores a chunk (each task serialising its share of results and summarising it),
+//! and a writer thread writes finished chunks in order. So reading and writing never leave the
+//! cores idle, and no stage holds more than a few chunks in memory.
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -9,10 +14,13 @@ use referee_core::{Program, ScoreResult};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
 use std::path::Path;
+use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-/// Lines scored per parallel batch: big enough to keep every core busy, small enough to stream.
+/// Lines per chunk: big enough to keep every core busy, small enough to stream.
 const CHUNK: usize = 8192;
+/// Lines per parallel task inside a chunk.
+const TASK: usize = 128;
 
 pub struct Options {
     pub explain: bool,
@@ -21,26 +29,59 @@ pub struct Options {
     pub quiet: bool,
 }
 
+/// A run of input lines held in one buffer: line `i` is `buf[ends[i-1]..ends[i]]`.
+struct Chunk {
+    first_line: usize,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Chunk {
+    fn line(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.buf[start..self.ends[i]]
+    }
+}
+
+fn read_chunk(r: &mut dyn BufRead, first_line: usize) -> std::io::Result<Option<Chunk>> {
+    let mut buf = Vec::with_capacity(1 << 20);
+    let mut ends = Vec::with_capacity(CHUNK);
+    while ends.len() < CHUNK {
+        let n = r.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        ends.push(buf.len());
+    }
+    Ok((!ends.is_empty()).then_some(Chunk {
+        first_line,
+        buf,
+        ends,
+    }))
+}
+
 pub fn run(
     program: &Program,
     input: Option<&Path>,
     output: Option<&Path>,
     opts: &Options,
 ) -> Result<Summary> {
-    let reader: Box<dyn BufRead> = match input {
+    let mut reader: Box<dyn BufRead + Send> = match input {
         Some(p) if p != Path::new("-") => Box::new(BufReader::with_capacity(
             1 << 20,
             File::open(p).with_context(|| format!("cannot open input {}", p.display()))?,
         )),
-        _ => Box::new(BufReader::new(std::io::stdin().lock())),
+        _ => Box::new(BufReader::with_capacity(1 << 20, std::io::stdin())),
     };
-    let writer: Box<dyn Write> = match output {
+    let writer: Box<dyn Write + Send> = match output {
         Some(p) if p != Path::new("-") => Box::new(
             File::create(p).with_context(|| format!("cannot create output {}", p.display()))?,
         ),
-        _ => Box::new(std::io::stdout().lock()),
+        _ => Box::new(std::io::stdout()),
     };
-    let mut out = BufWriter::with_capacity(1 << 20, writer);
     let progress = std::io::stderr().is_terminal().then(|| {
         let pb = ProgressBar::new_spinner();
         pb.set_style(
@@ -50,32 +91,77 @@ pub fn run(
         pb
     });
     let start = Instant::now();
-    let mut summary = Summary::default();
-    let mut lines = reader.split(b'\n');
-    let mut line_no = 0usize;
-    loop {
-        let mut chunk: Vec<(usize, Vec<u8>)> = Vec::with_capacity(CHUNK);
-        for l in lines.by_ref().take(CHUNK) {
-            line_no += 1;
-            chunk.push((line_no, l.context("cannot read input")?));
+    let (chunk_tx, chunk_rx) = sync_channel::<std::io::Result<Chunk>>(2);
+    let (out_tx, out_rx) = sync_channel::<(Vec<u8>, usize)>(2);
+
+    let summary = std::thread::scope(|scope| -> Result<Summary> {
+        scope.spawn(move || {
+            let mut next = 1;
+            loop {
+                match read_chunk(&mut *reader, next) {
+                    Ok(Some(c)) => {
+                        next += c.ends.len();
+                        if chunk_tx.send(Ok(c)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = chunk_tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        let progress = progress.as_ref();
+        let write = scope.spawn(move || -> std::io::Result<()> {
+            let mut out = BufWriter::with_capacity(1 << 20, writer);
+            for (bytes, n) in out_rx {
+                out.write_all(&bytes)?;
+                if let Some(pb) = progress {
+                    pb.inc(n as u64);
+                }
+            }
+            out.flush()
+        });
+        let mut summary = Summary::default();
+        for chunk in chunk_rx {
+            let chunk = chunk.context("cannot read input")?;
+            let parts: Vec<(Vec<u8>, Summary)> = (0..chunk.ends.len())
+                .into_par_iter()
+                .step_by(TASK)
+                .map(|from| {
+                    let to = (from + TASK).min(chunk.ends.len());
+                    let mut out = Vec::with_capacity(256 * (to - from));
+                    let mut sum = Summary::default();
+                    for i in from..to {
+                        let r = score_line(
+                            program,
+                            &opts.mapping,
+                            chunk.first_line + i,
+                            chunk.line(i),
+                            opts.explain,
+                            &mut out,
+                        );
+                        sum.add(&r);
+                    }
+                    (out, sum)
+                })
+                .collect();
+            let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+            for (b, s) in parts {
+                bytes.extend_from_slice(&b);
+                summary.merge(s);
+            }
+            if out_tx.send((bytes, chunk.ends.len())).is_err() {
+                break; // the writer failed; its error is returned below
+            }
         }
-        if chunk.is_empty() {
-            break;
-        }
-        let results: Vec<(String, ScoreResult)> = chunk
-            .par_iter()
-            .map(|(n, bytes)| score_line(program, &opts.mapping, *n, bytes, opts.explain))
-            .collect();
-        for (json, r) in &results {
-            out.write_all(json.as_bytes())?;
-            out.write_all(b"\n")?;
-            summary.add(r);
-        }
-        if let Some(pb) = &progress {
-            pb.inc(results.len() as u64);
-        }
-    }
-    out.flush()?;
+        drop(out_tx);
+        let written = write.join().expect("writer thread");
+        written?;
+        Ok(summary)
+    })?;
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
@@ -93,14 +179,16 @@ pub fn run(
     Ok(summary)
 }
 
-/// Scores one input line into its output JSON. Never fails: a bad line becomes an error result.
+/// Scores one input line and appends its JSON result line to `out`. Never fails: a bad line
+/// becomes an error result.
 fn score_line(
     program: &Program,
     mapping: &InputMapping,
     n: usize,
     bytes: &[u8],
     explain: bool,
-) -> (String, ScoreResult) {
+    out: &mut Vec<u8>,
+) -> ScoreResult {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     let parsed = match std::str::from_utf8(bytes) {
         Err(e) => Err(("invalid_utf8", format!("line is not valid UTF-8: {e}"))),
@@ -121,9 +209,10 @@ fn score_line(
             None,
         ),
     };
-    let json =
-        serde_json::to_string(&result.with_id(id.as_ref(), Some(n))).expect("results serialize");
-    (json, result)
+    serde_json::to_writer(&mut *out, &result.with_id(id.as_ref(), Some(n)))
+        .expect("results serialize");
+    out.push(b'\n');
+    result
 }
 
 fn render_summary(s: &Summary, secs: f64) -> String {

@@ -70,12 +70,25 @@ fn err(reason: &'static str, message: impl Into<String>) -> RowError {
     }
 }
 
-/// Looks up a dotted path in a JSON object.
+/// Looks up a dotted path (`extra_info.index`, `choices.0.text`) in a JSON value.
 pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(v, |cur, key| match cur {
         Value::Array(a) => a.get(key.parse::<usize>().ok()?),
         _ => cur.get(key),
     })
+}
+
+/// `get_path` on a row that is already a map, without copying it into a `Value`.
+fn get_in<'a>(obj: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let (first, rest) = match path.split_once('.') {
+        Some((f, r)) => (f, Some(r)),
+        None => (path, None),
+    };
+    let v = obj.get(first)?;
+    match rest {
+        Some(r) => get_path(v, r),
+        None => Some(v),
+    }
 }
 
 impl InputMapping {
@@ -108,28 +121,24 @@ impl InputMapping {
     }
 
     fn id(&self, obj: &Map<String, Value>, f: RowFormat) -> Option<Value> {
-        let row = Value::Object(obj.clone());
         let path = self.id_field.as_deref().unwrap_or("id");
-        get_path(&row, path)
+        get_in(obj, path)
             .or_else(|| {
                 (f == RowFormat::Verl && self.id_field.is_none())
-                    .then(|| get_path(&row, "extra_info.index"))
+                    .then(|| get_in(obj, "extra_info.index"))
                     .flatten()
             })
             .cloned()
     }
 
     fn group(&self, obj: &Map<String, Value>, f: RowFormat) -> Option<String> {
-        let row = Value::Object(obj.clone());
         let path = match (&self.group_field, f) {
             (Some(p), _) => p.as_str(),
             (None, RowFormat::Verl) => "uid",
             (None, RowFormat::Trl) => return None,
             (None, _) => "group",
         };
-        get_path(&row, path)
-            .filter(|v| !v.is_null())
-            .map(value_text)
+        get_in(obj, path).filter(|v| !v.is_null()).map(value_text)
     }
 
     fn override_text(
@@ -139,8 +148,7 @@ impl InputMapping {
         let Some(p) = &self.response_field else {
             return Ok(None);
         };
-        let row = Value::Object(obj.clone());
-        let v = get_path(&row, p)
+        let v = get_in(obj, p)
             .ok_or_else(|| err("missing_field", format!("row has no response field `{p}`")))?;
         Ok(Some(completion_text(v, p)?))
     }

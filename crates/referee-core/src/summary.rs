@@ -32,6 +32,26 @@ pub struct ComponentStat {
 }
 
 impl Summary {
+    /// Folds another partial summary into this one (summaries are built per chunk in parallel).
+    pub fn merge(&mut self, o: Summary) {
+        self.samples += o.samples;
+        self.ok += o.ok;
+        self.not_applicable += o.not_applicable;
+        self.errors += o.errors;
+        self.reward_sum += o.reward_sum;
+        self.rewarded += o.rewarded;
+        self.mean_reward = (self.rewarded > 0).then(|| self.reward_sum / self.rewarded as f64);
+        for (k, v) in o.reasons {
+            *self.reasons.entry(k).or_default() += v;
+        }
+        for (k, c) in o.components {
+            let mine = self.components.entry(k).or_default();
+            mine.sum += c.sum;
+            mine.count += c.count;
+            mine.mean = (mine.count > 0).then(|| mine.sum / mine.count as f64);
+        }
+    }
+
     pub fn add(&mut self, r: &ScoreResult) {
         self.samples += 1;
         match &r.status {
@@ -55,5 +75,41 @@ impl Summary {
                 c.mean = Some(c.sum / c.count as f64);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Program, Sample};
+
+    #[test]
+    fn merge_equals_adding_everything() {
+        let p = Program::compile_str("{type: contains, name: k, keywords: [a]}").unwrap();
+        let results: Vec<ScoreResult> = ["a", "b", "aa", "", "xa"]
+            .iter()
+            .map(|t| p.score(&Sample::new(*t, serde_json::json!({}))))
+            .chain([ScoreResult::input_error("invalid_json", "x".into())])
+            .collect();
+        let mut whole = Summary::default();
+        for r in &results {
+            whole.add(r);
+        }
+        let (mut a, mut b) = (Summary::default(), Summary::default());
+        for r in &results[..2] {
+            a.add(r);
+        }
+        for r in &results[2..] {
+            b.add(r);
+        }
+        a.merge(b);
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&whole).unwrap()
+        );
+        assert_eq!(whole.samples, 6);
+        assert_eq!(whole.errors, 1);
+        assert_eq!(whole.mean_reward, Some(0.6));
+        assert_eq!(whole.components["k"].count, 5);
     }
 }
