@@ -40,49 +40,38 @@ fn check_accepts_every_example() {
     }
 }
 
-#[test]
-fn score_openai_multi_example() {
+/// Scores a shipped example and returns stdout; the snapshots are the examples' expected results.
+fn score_example(spec: &str, samples: &str) -> String {
     let out = referee()
-        .args([
-            "score",
-            "examples/openai-multi/grader.json",
-            "examples/openai-multi/samples.jsonl",
-            "--quiet",
-        ])
+        .args(["score", spec, samples, "--quiet"])
         .output()
         .unwrap();
     assert!(out.status.success());
-    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn score_openai_multi_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/openai-multi/grader.json",
+        "examples/openai-multi/samples.jsonl"
+    ));
 }
 
 #[test]
 fn score_gsm8k_example() {
-    let out = referee()
-        .args([
-            "score",
-            "examples/gsm8k/spec.yaml",
-            "examples/gsm8k/samples.jsonl",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+    insta::assert_snapshot!(score_example(
+        "examples/gsm8k/spec.yaml",
+        "examples/gsm8k/samples.jsonl"
+    ));
 }
 
 #[test]
 fn score_r1_example() {
-    let out = referee()
-        .args([
-            "score",
-            "examples/r1-format/spec.yaml",
-            "examples/r1-format/samples.jsonl",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+    insta::assert_snapshot!(score_example(
+        "examples/r1-format/spec.yaml",
+        "examples/r1-format/samples.jsonl"
+    ));
 }
 
 #[test]

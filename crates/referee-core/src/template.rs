@@ -331,6 +331,17 @@ impl VarPath {
     }
 }
 
+/// Renders a grader's `input` and `reference`. The reference goes first: when the dataset row
+/// is broken nobody can score it, whatever the policy wrote, so that error wins over a miss.
+pub fn render_pair<'a>(
+    input: &'a Template,
+    reference: &'a Template,
+    s: &'a Sample,
+) -> Result<(Cow<'a, str>, Cow<'a, str>), Miss> {
+    let r = reference.render(s)?;
+    Ok((input.render(s)?, r))
+}
+
 /// A JSON value as text: strings verbatim, everything else as compact JSON.
 pub fn value_text(v: &Value) -> String {
     match v {

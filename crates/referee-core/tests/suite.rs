@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, compile, load_yaml, sample_of};
+use common::{check, compile, sample_of, yaml_docs};
 use referee_core::registry::COMPONENTS;
 use referee_core::Program;
 use serde_json::Value;
@@ -18,17 +18,7 @@ fn suite_dir() -> PathBuf {
 fn every_suite_passes() {
     let mut failures = Vec::new();
     let mut cases = 0;
-    let mut files: Vec<_> = std::fs::read_dir(suite_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-    {
-        let file = path.file_name().unwrap().to_string_lossy().to_string();
-        let doc = load_yaml(path);
+    for (file, doc) in yaml_docs(&suite_dir()) {
         let default_spec = doc.get("spec");
         for (i, case) in doc
             .get("cases")

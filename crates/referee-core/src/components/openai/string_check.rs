@@ -22,7 +22,7 @@ use crate::compile::{sync, At, Compiler};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::template::Template;
+use crate::template::{render_pair, Template};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -66,12 +66,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
 
 impl SyncComponent for StringCheck {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let input = match self.input.render(s) {
-            Ok(t) => t,
-            Err(m) => return m.outcome(cx),
-        };
-        let reference = match self.reference.render(s) {
-            Ok(t) => t,
+        let (input, reference) = match render_pair(&self.input, &self.reference, s) {
+            Ok(pair) => pair,
             Err(m) => return m.outcome(cx),
         };
         let pass = match self.op {

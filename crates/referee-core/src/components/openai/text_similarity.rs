@@ -26,7 +26,7 @@ use crate::compile::{sync, At, Compiler};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::template::Template;
+use crate::template::{render_pair, Template};
 use crate::text;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -103,12 +103,8 @@ impl TextSimilaritySpec {
 
 impl SyncComponent for TextSimilarity {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let input = match self.input.render(s) {
-            Ok(t) => t,
-            Err(m) => return m.outcome(cx),
-        };
-        let reference = match self.reference.render(s) {
-            Ok(t) => t,
+        let (input, reference) = match render_pair(&self.input, &self.reference, s) {
+            Ok(pair) => pair,
             Err(m) => return m.outcome(cx),
         };
         let (a, b) = (&*input, &*reference);
