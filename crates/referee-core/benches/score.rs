@@ -1,9 +1,10 @@
 //! Criterion benches for compile and for rule-only scoring (DESIGN.md §6, §8.11).
 //!
 //! - `compile/rule_only`: compiling `benches/specs/rule_only.yaml` (format + numeric, summed).
-//! - `component/<type>/score`: one representative spec per rule component, scored sequentially
-//!   over 256 generated samples (throughput in samples). A type that is not in the registry yet
-//!   (or whose spec here no longer compiles) is skipped with a message on stderr.
+//! - `component/<type>/score`: one representative spec per rule component (plus
+//!   `component/numeric_pattern/score`: `numeric` configured as in the rule_only spec), scored
+//!   sequentially over 256 generated samples (throughput in samples). A type that is not in the
+//!   registry yet (or whose spec here no longer compiles) is skipped with a message on stderr.
 //! - `spec/rule_only/score_batch`: `Program::score_batch` (rayon, all cores) over 10k samples.
 //! - `spec/rule_only/score_seq`: the same 10k samples scored one by one on one thread.
 //! - `spec/rule_only/parse_score_seq`: TRL JSONL line → `Sample` → score, one thread: what
@@ -29,32 +30,44 @@ const BATCH: usize = 10_000;
 const COMPONENT_SAMPLES: usize = 256;
 const SEED: u64 = 0x5EED_2024_0611;
 
-/// A representative spec per rule component type, scored over the GSM8K-like samples. `choice`
-/// mostly finds no label in them, so it measures its full scan (its worst case).
-const COMPONENTS: &[(&str, &str)] = &[
+/// A representative spec per rule component type, scored over the GSM8K-like samples, as
+/// (bench name, type, spec). `choice` mostly finds no label in them, so it measures its full
+/// scan (its worst case). `numeric_pattern` is `numeric` as `benches/specs/rule_only.yaml`
+/// configures it.
+const COMPONENTS: &[(&str, &str, &str)] = &[
     (
+        "string_check",
         "string_check",
         "{type: string_check, reference: '#### {{item.solution}}', operation: like}",
     ),
     (
+        "regex",
         "regex",
         "{type: regex, mode: extract, pattern: '#### (?P<answer>-?[0-9.,]+)', \
          occurrence: last, reference: '{{item.solution}}'}",
     ),
     (
         "contains",
+        "contains",
         "{type: contains, keywords: ['</think>', '####'], mode: all}",
     ),
     (
         "numeric",
+        "numeric",
         "{type: numeric, reference: '{{item.solution}}', extract: marked}",
     ),
-    ("format", "{type: format, style: think}"),
     (
+        "numeric_pattern",
+        "numeric",
+        "{type: numeric, reference: '{{item.solution}}', pattern: '#### (?P<answer>[^\\n]*)'}",
+    ),
+    ("format", "format", "{type: format, style: think}"),
+    (
+        "length",
         "length",
         "{type: length, unit: tokens, penalty: soft_overlong, max: 4096, buffer: 512}",
     ),
-    ("choice", "{type: choice, reference: B}"),
+    ("choice", "choice", "{type: choice, reference: B}"),
 ];
 
 /// splitmix64: a tiny, well-known PRNG, so the bench needs no `rand` dependency.
@@ -219,19 +232,19 @@ fn bench_components(c: &mut Criterion) {
     let set = samples(COMPONENT_SAMPLES);
     let mut g = c.benchmark_group("component");
     g.throughput(Throughput::Elements(COMPONENT_SAMPLES as u64));
-    for (type_name, spec) in COMPONENTS {
+    for (bench_name, type_name, spec) in COMPONENTS {
         if registry::find(type_name).is_none() {
-            eprintln!("skipping component/{type_name}/score: no `{type_name}` component yet");
+            eprintln!("skipping component/{bench_name}/score: no `{type_name}` component yet");
             continue;
         }
         let program = match Program::compile_str(spec) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("skipping component/{type_name}/score: its spec does not compile: {e}");
+                eprintln!("skipping component/{bench_name}/score: its spec does not compile: {e}");
                 continue;
             }
         };
-        g.bench_function(format!("{type_name}/score"), |b| {
+        g.bench_function(format!("{bench_name}/score"), |b| {
             b.iter(|| {
                 for s in &set {
                     black_box(program.score(black_box(s)));
