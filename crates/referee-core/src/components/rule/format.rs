@@ -90,7 +90,9 @@ pub struct Format {
     think: bool,
     strict: bool,
     scoring: FormatScoring,
-    /// Every way of writing any of the tags: `<x>`, `</x>`, `< X attr>`, `<x/>`.
+    /// Every way of writing any of the tags: `<x>`, `</x>`, `< X attr>`, `<x/>`. The
+    /// definition of an occurrence; [`Format::next_tag`] finds the same matches faster and
+    /// defers to it where non-ASCII text makes the answer unclear.
     re: Regex,
     /// `per_tag` with `strict_newlines`: the exact open and close token of each tag.
     strict_tokens: Vec<(String, String)>,
@@ -156,13 +158,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
             return None;
         }
     };
-    let names: Vec<String> = tags.iter().map(|t| regex::escape(t)).collect();
-    let re = cx.regex(
-        &format!(r"(?i)<\s*/?\s*(?:{})(?:[\s/][^<>\n]*)?>", names.join("|")),
-        at,
-        "tags",
-        false,
-    )?;
+    let re = cx.regex(&tag_pattern(&tags), at, "tags", false)?;
     let last = tags.len() - 1;
     let think = style == FormatStyle::Think;
     let strict_tokens = tags
@@ -193,6 +189,12 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
     }))
 }
 
+/// The regex of every way of writing any of `tags`.
+fn tag_pattern(tags: &[String]) -> String {
+    let names: Vec<String> = tags.iter().map(|t| regex::escape(t)).collect();
+    format!(r"(?i)<\s*/?\s*(?:{})(?:[\s/][^<>\n]*)?>", names.join("|"))
+}
+
 /// What was seen of one tag: occurrences of its open and close forms, and where the exact
 /// `<tag>` / `</tag>` were.
 #[derive(Clone, Copy, Default)]
@@ -213,18 +215,20 @@ impl SyncComponent for Format {
             Err(m) => return m.outcome(cx),
         };
         let mut seen = [Seen::default(); MAX_TAGS];
-        for m in self.re.find_iter(&text) {
-            let (i, close, exact) = self.classify(m.as_str());
+        let mut from = 0;
+        while let Some((start, end)) = self.next_tag(&text, from) {
+            let (i, close, exact) = self.classify(&text[start..end]);
             let x = &mut seen[i];
             if close {
                 x.closes += 1;
                 x.exact_close = exact && x.closes == 1;
-                x.close = (m.start(), m.end());
+                x.close = (start, end);
             } else {
                 x.opens += 1;
                 x.exact_open = exact && x.opens == 1;
-                x.open = (m.start(), m.end());
+                x.open = (start, end);
             }
+            from = end;
         }
         let seen = &seen[..self.tags.len()];
         match self.scoring {
@@ -255,7 +259,7 @@ impl SyncComponent for Format {
                     Outcome::ok(1.0)
                 }
                 Err(why) => {
-                    cx.note(|| why);
+                    cx.note(|| self.describe(&why));
                     Outcome::ok(0.0)
                 }
             },
@@ -288,29 +292,87 @@ impl Format {
         (i, close, exact)
     }
 
-    /// The binary structure check; `Err` says what is wrong.
-    fn check(&self, text: &str, seen: &[Seen]) -> Result<(), String> {
-        for (t, x) in self.tags.iter().zip(seen) {
-            for (what, n, exact) in [
-                (format!("<{t}>"), x.opens, x.exact_open),
-                (format!("</{t}>"), x.closes, x.exact_close),
+    /// The next tag occurrence at or after `from`: the span of the next match of `re`, with
+    /// `from` a match end (or 0). Candidates are found with `memchr`, and ASCII ones are
+    /// matched by hand; where a non-ASCII character decides (Unicode whitespace, a `K` or `ſ`
+    /// that folds to a tag letter), `re` answers from that `<` on. Every occurrence starts with
+    /// `<`, and each `<` passed over was rejected for certain, so the two agree.
+    fn next_tag(&self, text: &str, mut from: usize) -> Option<(usize, usize)> {
+        let b = text.as_bytes();
+        while let Some(k) = memchr::memchr(b'<', &b[from..]) {
+            let p = from + k;
+            match self.tag_at(b, p) {
+                Ok(Some(end)) => return Some((p, end)),
+                Ok(None) => from = p + 1,
+                Err(Unsure) => return self.re.find_at(text, p).map(|m| (m.start(), m.end())),
+            }
+        }
+        None
+    }
+
+    /// Where the match of `re` at the `<` at `p` ends, if there is one, decided on ASCII
+    /// bytes; `Err(Unsure)` when a non-ASCII byte is where the answer depends on it.
+    fn tag_at(&self, b: &[u8], p: usize) -> Result<Option<usize>, Unsure> {
+        // `<\s*/?\s*`
+        let mut q = skip_space(b, p + 1)?;
+        if b.get(q) == Some(&b'/') {
+            q = skip_space(b, q + 1)?;
+        }
+        for t in &self.tags {
+            let t = t.as_bytes();
+            let rest = &b[q..];
+            // A non-ASCII byte where a tag letter is due may be a `K` or `ſ` (case folding).
+            let mismatch = t
+                .iter()
+                .zip(rest)
+                .position(|(x, y)| !x.eq_ignore_ascii_case(y));
+            match mismatch {
+                Some(i) if rest[i] >= 0x80 => return Err(Unsure),
+                Some(_) => continue,
+                None if rest.len() < t.len() => continue,
+                None => {}
+            }
+            // `(?:[\s/][^<>\n]*)?>`
+            let a = q + t.len();
+            match b.get(a) {
+                Some(b'>') => return Ok(Some(a + 1)),
+                Some(&c) if c == b'/' || is_space(c) => {
+                    if let Some(k) = memchr::memchr3(b'<', b'>', b'\n', &b[a + 1..]) {
+                        if b[a + 1 + k] == b'>' {
+                            return Ok(Some(a + 2 + k));
+                        }
+                    }
+                }
+                Some(&c) if c >= 0x80 => return Err(Unsure),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The binary structure check; `Err` says what is wrong (described only when explaining).
+    fn check<'t>(&self, text: &'t str, seen: &[Seen]) -> Result<(), Flaw<'t>> {
+        for (i, x) in seen.iter().enumerate() {
+            for (close, n, exact) in [
+                (false, x.opens, x.exact_open),
+                (true, x.closes, x.exact_close),
             ] {
                 if n == 0 {
-                    return Err(format!("`{what}` is missing"));
+                    return Err(Flaw::Missing(i, close));
                 }
                 if n > 1 {
-                    return Err(format!("`{what}` occurs {n} times"));
+                    return Err(Flaw::Repeated(i, close, n));
                 }
                 if !exact {
-                    return Err(format!("`{what}` is written another way"));
+                    return Err(Flaw::Written(i, close));
                 }
             }
         }
         let mut pos = 0;
-        for (i, (t, x)) in self.tags.iter().zip(seen).enumerate() {
+        for (i, x) in seen.iter().enumerate() {
             let (o, c) = (x.open, x.close);
             if o.0 < pos {
-                return Err(format!("`<{t}>` is out of order or nested"));
+                return Err(Flaw::Order(i));
             }
             let gap = &text[pos..o.0];
             let gap_ok = if self.strict {
@@ -319,56 +381,130 @@ impl Format {
                 gap.trim().is_empty()
             };
             if !gap_ok {
-                return Err(if self.strict {
-                    format!(
-                        "strict layout: expected {} before `<{t}>`, found `{}`",
-                        if i == 0 { "nothing" } else { "one newline" },
-                        shorten(gap)
-                    )
-                } else {
-                    format!(
-                        "text outside the tags before `<{t}>`: `{}`",
-                        shorten(gap.trim())
-                    )
-                });
+                return Err(Flaw::Before(i, gap));
             }
             if c.0 < o.1 {
-                return Err(format!("`</{t}>` comes before `<{t}>`"));
+                return Err(Flaw::CloseFirst(i));
             }
             let content = &text[o.1..c.0];
             if self.strict
                 && !(content.len() >= 2 && content.starts_with('\n') && content.ends_with('\n'))
             {
-                return Err(format!(
-                    "strict layout: `<{t}>` contents must start and end with a newline"
-                ));
+                return Err(Flaw::StrictContents(i));
             }
             if content.trim().is_empty() && !self.think {
-                return Err(format!("`<{t}>` is empty"));
+                return Err(Flaw::Empty(i));
             }
             pos = c.1;
         }
         let tail = &text[pos..];
         if self.think {
             if self.strict && !tail.starts_with('\n') {
-                return Err("strict layout: expected a newline after `</think>`".into());
+                return Err(Flaw::NoNewlineAfterThink);
             }
             if tail.trim().is_empty() {
-                return Err("no answer after `</think>`".into());
+                return Err(Flaw::NoAnswer);
             }
-        } else if self.strict && !(tail.is_empty() || tail == "\n") {
-            return Err(format!(
-                "strict layout: text after the last tag: `{}`",
-                shorten(tail)
-            ));
-        } else if !tail.trim().is_empty() {
-            return Err(format!(
-                "text outside the tags after the last one: `{}`",
-                shorten(tail.trim())
-            ));
+        } else {
+            let stray = if self.strict {
+                !(tail.is_empty() || tail == "\n")
+            } else {
+                !tail.trim().is_empty()
+            };
+            if stray {
+                return Err(Flaw::After(tail));
+            }
         }
         Ok(())
     }
+
+    /// The reason for the trace.
+    fn describe(&self, flaw: &Flaw<'_>) -> String {
+        let tag = |i: usize, close: bool| {
+            let t = &self.tags[i];
+            if close {
+                format!("</{t}>")
+            } else {
+                format!("<{t}>")
+            }
+        };
+        match *flaw {
+            Flaw::Missing(i, close) => format!("`{}` is missing", tag(i, close)),
+            Flaw::Repeated(i, close, n) => format!("`{}` occurs {n} times", tag(i, close)),
+            Flaw::Written(i, close) => format!("`{}` is written another way", tag(i, close)),
+            Flaw::Order(i) => format!("`{}` is out of order or nested", tag(i, false)),
+            Flaw::Before(i, gap) if self.strict => format!(
+                "strict layout: expected {} before `{}`, found `{}`",
+                if i == 0 { "nothing" } else { "one newline" },
+                tag(i, false),
+                shorten(gap)
+            ),
+            Flaw::Before(i, gap) => format!(
+                "text outside the tags before `{}`: `{}`",
+                tag(i, false),
+                shorten(gap.trim())
+            ),
+            Flaw::CloseFirst(i) => {
+                format!("`{}` comes before `{}`", tag(i, true), tag(i, false))
+            }
+            Flaw::StrictContents(i) => format!(
+                "strict layout: `{}` contents must start and end with a newline",
+                tag(i, false)
+            ),
+            Flaw::Empty(i) => format!("`{}` is empty", tag(i, false)),
+            Flaw::NoNewlineAfterThink => {
+                "strict layout: expected a newline after `</think>`".into()
+            }
+            Flaw::NoAnswer => "no answer after `</think>`".into(),
+            Flaw::After(tail) if self.strict => {
+                format!(
+                    "strict layout: text after the last tag: `{}`",
+                    shorten(tail)
+                )
+            }
+            Flaw::After(tail) => format!(
+                "text outside the tags after the last one: `{}`",
+                shorten(tail.trim())
+            ),
+        }
+    }
+}
+
+/// What makes a structure fail (`binary` scoring), by tag index; `close` picks `</tag>`.
+enum Flaw<'t> {
+    Missing(usize, bool),
+    Repeated(usize, bool, usize),
+    Written(usize, bool),
+    Order(usize),
+    /// Text before the open tag (the gap).
+    Before(usize, &'t str),
+    CloseFirst(usize),
+    StrictContents(usize),
+    Empty(usize),
+    NoNewlineAfterThink,
+    NoAnswer,
+    /// Text after the last tag (the tail).
+    After(&'t str),
+}
+
+/// A non-ASCII byte decides whether the tag pattern matches here: ask the regex.
+struct Unsure;
+
+/// ASCII `\s`: tab, newline, vertical tab, form feed, carriage return, space.
+fn is_space(c: u8) -> bool {
+    c == b' ' || c.wrapping_sub(b'\t') < 5
+}
+
+/// Skips ASCII `\s*` from `q`; `Err(Unsure)` when it stops at a non-ASCII byte, which may be
+/// Unicode whitespace.
+fn skip_space(b: &[u8], mut q: usize) -> Result<usize, Unsure> {
+    while q < b.len() && is_space(b[q]) {
+        q += 1;
+    }
+    if b.get(q).is_some_and(|&c| c >= 0x80) {
+        return Err(Unsure);
+    }
+    Ok(q)
 }
 
 #[cfg(test)]
@@ -493,6 +629,88 @@ mod tests {
             ),
             0.0
         );
+    }
+
+    /// `next_tag` finds exactly the matches of the tag regex, Unicode corner cases included.
+    #[test]
+    fn tag_scan_equals_the_regex() {
+        let pieces = [
+            "<",
+            "<",
+            "/",
+            ">",
+            " ",
+            "\n",
+            "\t",
+            "x",
+            "=1",
+            "é",
+            "<think>",
+            "</think>",
+            "<THINK",
+            "< / Think >",
+            "<thin\u{212a}>",
+            "<an\u{17f}wer>",
+            "<think\u{a0}x>",
+            "<\u{3000}think>",
+            "</\u{85}think>",
+            "<think/>",
+            "<think id=1>",
+            "<think\n>",
+            "<answer>",
+            "</answer",
+            "<a>",
+            "<ab",
+            "<b-c ",
+            "</a\n",
+            "<a\u{a0}",
+            "think",
+            "answer",
+            "\u{17f}",
+            "\u{212a}",
+            "\u{a0}",
+        ];
+        let mut x: u32 = 5;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        let mut found = 0;
+        for tags in [
+            vec!["think"],
+            vec!["think", "answer"],
+            vec!["a", "ab", "b-c"],
+        ] {
+            let tags: Vec<String> = tags.into_iter().map(String::from).collect();
+            let f = Format {
+                input: Template::output_text(),
+                re: Regex::new(&tag_pattern(&tags)).unwrap(),
+                tags,
+                think: false,
+                strict: false,
+                scoring: FormatScoring::Binary,
+                strict_tokens: Vec::new(),
+            };
+            for _ in 0..20_000 {
+                let n = next() % 12;
+                let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+                let want: Vec<(usize, usize)> =
+                    f.re.find_iter(&text)
+                        .map(|m| (m.start(), m.end()))
+                        .collect();
+                let mut got = Vec::new();
+                let mut from = 0;
+                while let Some(m) = f.next_tag(&text, from) {
+                    got.push(m);
+                    from = m.1;
+                }
+                assert_eq!(got, want, "{text:?} with {:?}", f.tags);
+                found += want.len();
+            }
+        }
+        assert!(found > 50_000, "{found}");
     }
 
     #[test]
