@@ -36,6 +36,7 @@
 
 use crate::compile::{sync, At, Compiler};
 use crate::components::openai::string_check::shorten;
+use crate::components::rule::scan::is_space;
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -489,11 +490,6 @@ enum Flaw<'t> {
 
 /// A non-ASCII byte decides whether the tag pattern matches here: ask the regex.
 struct Unsure;
-
-/// ASCII `\s`: tab, newline, vertical tab, form feed, carriage return, space.
-fn is_space(c: u8) -> bool {
-    c == b' ' || c.wrapping_sub(b'\t') < 5
-}
 
 /// Skips ASCII `\s*` from `q`; `Err(Unsure)` when it stops at a non-ASCII byte, which may be
 /// Unicode whitespace.

@@ -30,6 +30,7 @@
 //! `buffer` > `max` or 0, a field the chosen penalty needs but lacks, or one it does not use.
 
 use crate::compile::{sync, At, Compiler, Number};
+use crate::components::rule::scan::{is_space, is_word};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -262,24 +263,14 @@ fn count_starts(b: &[u8], start: impl Fn(u8, u8) -> bool) -> (usize, bool) {
     (n, high < 0x80)
 }
 
-/// ASCII `\s`: tab, newline, vertical tab, form feed, carriage return, space.
-fn ascii_space(c: u8) -> bool {
-    c == b' ' || c.wrapping_sub(b'\t') < 5
-}
-
-/// ASCII `\w`: letters, digits, `_`.
-fn ascii_word(c: u8) -> bool {
-    (c | 0x20).wrapping_sub(b'a') < 26 || c.wrapping_sub(b'0') < 10 || c == b'_'
-}
-
 /// A token starts at every punctuation byte and at a word byte after a non-word byte.
 fn token_start(p: u8, c: u8) -> bool {
-    !ascii_space(c) & !(ascii_word(c) & ascii_word(p))
+    !is_space(c) & !(is_word(c) & is_word(p))
 }
 
 /// A word starts at a non-space byte after a space.
 fn word_start(p: u8, c: u8) -> bool {
-    !ascii_space(c) & ascii_space(p)
+    !is_space(c) & is_space(p)
 }
 
 /// Whitespace, and the invisible spaces that are not Unicode whitespace but would glue words

@@ -6,3 +6,4 @@ pub mod format;
 pub mod length;
 pub mod numeric;
 pub mod regex;
+mod scan;

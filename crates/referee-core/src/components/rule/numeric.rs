@@ -45,6 +45,9 @@
 
 use crate::compile::{sync, At, Compiler, Number};
 use crate::components::openai::string_check::shorten;
+use crate::components::rule::scan::{
+    is_space, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
+};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -406,24 +409,87 @@ impl Tier {
     }
 }
 
+/// The markers: `####`, and the prose markers. This regex defines them; [`MarkerGrammar`]
+/// finds the same matches without walking every byte through it.
 static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"####|(?i:\b(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*\**\s*:))")
         .expect("valid marker regex")
 });
 
+/// [`MARKERS`] for [`Phrases`]: every match holds `####` or `answer` (whose `s` may be a
+/// long `ſ`, which case-folds to it), and no ASCII punctuation but `#`, `*` and `:`.
+struct MarkerGrammar;
+
+impl Grammar for MarkerGrammar {
+    fn regex(&self) -> &Regex {
+        &MARKERS
+    }
+
+    // `&` and `|`, not `&&` and `||`: branch-free, so that the block scan vectorizes.
+    #[allow(clippy::needless_bitwise_bool)]
+    fn spot(&self, p: u8, c: u8, n1: u8, n2: u8, n3: u8) -> bool {
+        let answer = (lower(c) == b'w') & ((lower(p) == b's') | (p == 0xBF));
+        let hashes = (c == b'#') & (n1 == b'#') & (n2 == b'#') & (n3 == b'#');
+        answer | hashes
+    }
+
+    fn barrier(&self, c: u8) -> bool {
+        c < 0x80 && !is_word(c) && !is_space(c) && !matches!(c, b'#' | b'*' | b':')
+    }
+
+    fn match_at(&self, b: &[u8], p: usize) -> Option<usize> {
+        if !matches!(lower(b[p]), b'#' | b't' | b'f' | b'a') {
+            return None;
+        }
+        if b[p..].starts_with(b"####") {
+            return Some(p + 4);
+        }
+        // `\b(?:the\s+)?(?:final\s+)?answer`: each optional word, when present, must be
+        // followed by whitespace, as the next word cannot start with its letter instead.
+        if p > 0 && is_word(b[p - 1]) {
+            return None;
+        }
+        let mut q = p;
+        for word in [&b"the"[..], b"final"] {
+            if starts_ci(b, q, word) {
+                let r = skip_space(b, q + word.len());
+                if r == q + word.len() {
+                    return None;
+                }
+                q = r;
+            }
+        }
+        if !starts_ci(b, q, b"answer") {
+            return None;
+        }
+        q += 6;
+        // `\s+is\b`, else `\s*\**\s*:`
+        let r = skip_space(b, q);
+        if r > q && starts_ci(b, r, b"is") && !b.get(r + 2).is_some_and(|&c| is_word(c)) {
+            return Some(r + 2);
+        }
+        let mut r = r;
+        while b.get(r) == Some(&b'*') {
+            r += 1;
+        }
+        let r = skip_space(b, r);
+        (b.get(r) == Some(&b':')).then_some(r + 1)
+    }
+}
+
 fn marked(text: &str, cmp: &Cmp) -> Result<(Num, &'static str), NoAnswer> {
     const STRONG: &str = "the `####`/`\\boxed{}` markers";
     let b = text.as_bytes();
     let (mut strong, mut prose) = (Tier::default(), Tier::default());
-    let mut found = MARKERS.find_iter(text).peekable();
-    while let Some(m) = found.next() {
+    let mut found = Phrases::new(&MarkerGrammar, text).peekable();
+    while let Some((start, end)) = found.next() {
         // A marker's region never runs into the next marker, so scanning stays linear.
-        let limit = found.peek().map_or(text.len(), regex::Match::start);
-        let after = &text[m.end()..limit];
-        if b[m.start()] == b'#' {
+        let limit = found.peek().map_or(text.len(), |m| m.0);
+        let after = &text[end..limit];
+        if b[start] == b'#' {
             // Exactly four hashes, followed on the same line by a number that is not the
             // number of a markdown heading (`#### 1. Setup`).
-            if m.start() > 0 && b[m.start() - 1] == b'#' || b.get(m.end()) == Some(&b'#') {
+            if start > 0 && b[start - 1] == b'#' || b.get(end) == Some(&b'#') {
                 continue;
             }
             let rest = line_rest(after).trim_start_matches([' ', '\t']);
@@ -455,7 +521,8 @@ pub(crate) const MAX_BOX_DEPTH: usize = 16;
 
 /// Calls `f` with the contents of every closed `\boxed{…}` / `\fbox{…}` (brace-matched,
 /// `\{` and `\}` escaped), in one pass over the text. `Err` when boxes nest deeper than
-/// [`MAX_BOX_DEPTH`]. Unclosed boxes are skipped.
+/// [`MAX_BOX_DEPTH`]. Unclosed boxes are skipped. Only `\`, `{` and `}` matter, so `memchr3`
+/// jumps from one to the next.
 pub(crate) fn boxes<'a>(text: &'a str, mut f: impl FnMut(&'a str)) -> Result<(), ()> {
     let b = text.as_bytes();
     // (depth outside the box, start of its contents)
@@ -464,6 +531,10 @@ pub(crate) fn boxes<'a>(text: &'a str, mut f: impl FnMut(&'a str)) -> Result<(),
     let mut depth = 0usize;
     let mut k = 0;
     while k < b.len() {
+        let Some(j) = memchr::memchr3(b'\\', b'{', b'}', &b[k..]) else {
+            break;
+        };
+        k += j;
         match b[k] {
             b'\\' => {
                 let rest = &b[k + 1..];
@@ -1012,6 +1083,82 @@ mod tests {
         assert_eq!(v("The answer is $72. Because 8 times 9 is 72."), Some(72.0));
         assert_eq!(v("\\boxed{72"), None);
         assert_eq!(v("72"), None);
+    }
+
+    /// [`MarkerGrammar`] finds exactly the matches of [`MARKERS`], Unicode corner cases included.
+    #[test]
+    fn marker_scan_equals_the_regex() {
+        let pieces = [
+            "####",
+            "#",
+            "##",
+            "the",
+            "The ",
+            "THE",
+            "final",
+            "Final ",
+            "answer",
+            "ANSWER",
+            "an",
+            "\u{17f}wer",
+            "swer",
+            "is",
+            "IS",
+            "i\u{17f}",
+            "isn't",
+            " ",
+            " ",
+            "  ",
+            "\n",
+            "\t",
+            "\u{a0}",
+            "\u{3000}",
+            "*",
+            "**",
+            ":",
+            "x",
+            "é",
+            "7",
+            ".",
+            ",",
+            "_",
+            "-",
+            "$",
+            "the answer is ",
+            "Final Answer: ",
+            "answer**:",
+            "#### 72\n",
+        ];
+        let mut x: u32 = 9;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        let mut found = 0;
+        for _ in 0..100_000 {
+            let n = next() % 16;
+            let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+            let want: Vec<(usize, usize)> = MARKERS
+                .find_iter(&text)
+                .map(|m| (m.start(), m.end()))
+                .collect();
+            let got: Vec<(usize, usize)> = Phrases::new(&MarkerGrammar, &text).collect();
+            assert_eq!(got, want, "{text:?}");
+            found += want.len();
+        }
+        assert!(found > 50_000, "{found}");
+        // Long texts cross the block scan's blocks.
+        let long = "So the answer is 72, and #### 72. Then: the FINAL answer:7 ".repeat(50);
+        let want: Vec<(usize, usize)> = MARKERS
+            .find_iter(&long)
+            .map(|m| (m.start(), m.end()))
+            .collect();
+        assert_eq!(
+            Phrases::new(&MarkerGrammar, &long).collect::<Vec<_>>(),
+            want
+        );
     }
 
     #[test]

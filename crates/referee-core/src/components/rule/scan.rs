@@ -1,0 +1,190 @@
+//! Fast, exact scanning for the marker regexes of `numeric` and `choice`.
+//!
+//! Their regexes (case-insensitive phrases such as `the final answer is`) have no literal the
+//! regex engine can prefilter on, so `find_iter` walks every byte of every output. They do have
+//! a rare *anchor* every match must contain (`answer`, `####`, …), and a set of *barrier*
+//! bytes no match can contain (most ASCII punctuation). So [`Phrases`] looks for anchors with a
+//! vectorized block scan, takes the barrier-free window around each one, and finds the matches
+//! in that window only: by hand when the window is ASCII ([`Grammar::match_at`], a transcription
+//! of the regex), with the regex itself otherwise (Unicode whitespace, word characters and case
+//! folding stay the regex's business). The matches are exactly those of `find_iter`: every
+//! match lies in some window, and a window's edges look like the start and end of the text to
+//! the regex (a barrier is neither a word character nor part of a match).
+
+use regex::Regex;
+
+/// What [`Phrases`] needs to know about a marker regex.
+pub(crate) trait Grammar {
+    /// The regex that defines the matches.
+    fn regex(&self) -> &Regex;
+    /// Whether the byte `c` at `i` may be where an anchor is spotted, given the bytes around
+    /// it: `p` = `b[i - 1]`, `n1` … `n3` = `b[i + 1]` … `b[i + 3]` (0 past either end). Every
+    /// match must contain such a byte; false positives only cost time. Written branch-free
+    /// (`&`, `|`) so that the block scan vectorizes.
+    fn spot(&self, p: u8, c: u8, n1: u8, n2: u8, n3: u8) -> bool;
+    /// An ASCII byte that no match contains, and that is not a word character (so that a
+    /// window ending at it looks like the end of the text to `\b`).
+    fn barrier(&self, c: u8) -> bool;
+    /// In an all-ASCII window: the end of the match of the regex that starts at `p`, if one
+    /// does. `b` is the text up to the end of the window. A window may hold several matches;
+    /// its positions are tried left to right, from the end of the last match.
+    fn match_at(&self, b: &[u8], p: usize) -> Option<usize>;
+}
+
+/// The matches of `g.regex()` in `text`, as `(start, end)`, in order, as `find_iter` gives them.
+pub(crate) struct Phrases<'a, G: Grammar> {
+    g: &'a G,
+    text: &'a str,
+    /// Where to look for the next anchor.
+    pos: usize,
+    /// The window being read: where to go on, its end, and whether it is ASCII.
+    window: Option<(usize, usize, bool)>,
+}
+
+impl<'a, G: Grammar> Phrases<'a, G> {
+    pub(crate) fn new(g: &'a G, text: &'a str) -> Self {
+        Phrases {
+            g,
+            text,
+            pos: 0,
+            window: None,
+        }
+    }
+}
+
+impl<G: Grammar> Iterator for Phrases<'_, G> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let b = self.text.as_bytes();
+        loop {
+            if let Some((cur, end, ascii)) = &mut self.window {
+                let found = if *ascii {
+                    (*cur..*end).find_map(|p| self.g.match_at(&b[..*end], p).map(|e| (p, e)))
+                } else {
+                    self.g
+                        .regex()
+                        .find_at(&self.text[..*end], *cur)
+                        .map(|m| (m.start(), m.end()))
+                };
+                if let Some((s, e)) = found {
+                    *cur = e;
+                    return Some((s, e));
+                }
+                self.pos = *end;
+                self.window = None;
+            }
+            let a = spot(b, self.pos, |p, c, n1, n2, n3| {
+                self.g.spot(p, c, n1, n2, n3)
+            })?;
+            let start = b[self.pos..a]
+                .iter()
+                .rposition(|&c| self.g.barrier(c))
+                .map_or(self.pos, |k| self.pos + k + 1);
+            let end = b[a..]
+                .iter()
+                .position(|&c| self.g.barrier(c))
+                .map_or(b.len(), |k| a + k);
+            let ascii = b[start..end].is_ascii();
+            self.window = Some((start, end, ascii));
+        }
+    }
+}
+
+/// Bytes per step of the block scan.
+const BLOCK: usize = 32;
+
+/// The first `i ≥ from` where `hit(b[i-1], b[i], b[i+1], b[i+2], b[i+3])` holds (0 past the
+/// ends). Blocks of [`BLOCK`] positions are tested at once, branch-free, so the compiler
+/// vectorizes the test (it does for scalar arguments, not for an array); only a block with a
+/// hit is searched one position at a time.
+fn spot(b: &[u8], from: usize, hit: impl Fn(u8, u8, u8, u8, u8) -> bool) -> Option<usize> {
+    let at = |i: usize| {
+        let w = |k: usize| {
+            (i + k)
+                .checked_sub(1)
+                .and_then(|j| b.get(j))
+                .map_or(0, |&c| c)
+        };
+        hit(w(0), w(1), w(2), w(3), w(4))
+    };
+    let mut i = from;
+    // The edges, one at a time: the first position has no byte before it.
+    if i == 0 && !b.is_empty() {
+        if at(0) {
+            return Some(0);
+        }
+        i = 1;
+    }
+    while i + BLOCK + 3 <= b.len() {
+        // The five byte streams as separate arrays: the form the vectorizer handles well.
+        let lane = |k: usize| -> &[u8; BLOCK] {
+            b[i - 1 + k..i - 1 + k + BLOCK]
+                .try_into()
+                .expect("block size")
+        };
+        let (w0, w1, w2, w3, w4) = (lane(0), lane(1), lane(2), lane(3), lane(4));
+        let mut any = 0u8;
+        for j in 0..BLOCK {
+            any |= u8::from(hit(w0[j], w1[j], w2[j], w3[j], w4[j]));
+        }
+        if any != 0 {
+            return (i..i + BLOCK).find(|&k| at(k));
+        }
+        i += BLOCK;
+    }
+    (i..b.len()).find(|&k| at(k))
+}
+
+/// `c` lower-cased if it is an ASCII letter (and some punctuation moved, which callers compare
+/// with letters only).
+pub(crate) fn lower(c: u8) -> u8 {
+    c | 0x20
+}
+
+/// ASCII `\s`: tab, newline, vertical tab, form feed, carriage return, space.
+pub(crate) fn is_space(c: u8) -> bool {
+    c == b' ' || c.wrapping_sub(b'\t') < 5
+}
+
+/// ASCII `\w`: letters, digits, `_`.
+pub(crate) fn is_word(c: u8) -> bool {
+    lower(c).wrapping_sub(b'a') < 26 || c.wrapping_sub(b'0') < 10 || c == b'_'
+}
+
+/// Whether `b[p..]` starts with the lower-case ASCII `word`, in any case.
+pub(crate) fn starts_ci(b: &[u8], p: usize, word: &[u8]) -> bool {
+    b.get(p..p + word.len())
+        .is_some_and(|s| s.eq_ignore_ascii_case(word))
+}
+
+/// Skips ASCII whitespace from `p`.
+pub(crate) fn skip_space(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && is_space(b[p]) {
+        p += 1;
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_scan_finds_every_hit() {
+        let text: Vec<u8> = (0..300u32).map(|i| (i * 7 % 26) as u8 + b'a').collect();
+        let hits: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'q').collect();
+        let mut got = Vec::new();
+        let mut from = 0;
+        while let Some(i) = spot(&text, from, |_, c, _, _, _| c == b'q') {
+            got.push(i);
+            from = i + 1;
+        }
+        assert_eq!(got, hits);
+        // The bytes around a position, 0 past the ends.
+        let is = |w: [u8; 5]| move |p, c, n1, n2, n3| [p, c, n1, n2, n3] == w;
+        assert_eq!(spot(b"ab", 0, is([0, b'a', b'b', 0, 0])), Some(0));
+        assert_eq!(spot(b"ab", 0, is([b'a', b'b', 0, 0, 0])), Some(1));
+        assert_eq!(spot(b"", 0, |_, _, _, _, _| true), None);
+    }
+}
