@@ -46,7 +46,7 @@
 use crate::compile::{sync, At, Compiler, Number};
 use crate::components::openai::string_check::shorten;
 use crate::components::rule::scan::{
-    is_space, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
+    barriers, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
 };
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
@@ -434,7 +434,8 @@ impl Grammar for MarkerGrammar {
     }
 
     fn barrier(&self, c: u8) -> bool {
-        c < 0x80 && !is_word(c) && !is_space(c) && !matches!(c, b'#' | b'*' | b':')
+        const BARRIERS: [bool; 256] = barriers(b"#*:");
+        BARRIERS[usize::from(c)]
     }
 
     fn match_at(&self, b: &[u8], p: usize) -> Option<usize> {

@@ -97,59 +97,87 @@ const BLOCK: usize = 32;
 /// The first `i ≥ from` where `hit(b[i-1], b[i], b[i+1], b[i+2], b[i+3])` holds (0 past the
 /// ends). Blocks of [`BLOCK`] positions are tested at once, branch-free, so the compiler
 /// vectorizes the test (it does for scalar arguments, not for an array); only a block with a
-/// hit is searched one position at a time.
+/// hit is searched one position at a time. Blocks at the edges are copied into a zero-padded
+/// buffer, so they take the same path.
 fn spot(b: &[u8], from: usize, hit: impl Fn(u8, u8, u8, u8, u8) -> bool) -> Option<usize> {
-    let at = |i: usize| {
-        let w = |k: usize| {
-            (i + k)
-                .checked_sub(1)
-                .and_then(|j| b.get(j))
-                .map_or(0, |&c| c)
-        };
-        hit(w(0), w(1), w(2), w(3), w(4))
-    };
-    let mut i = from;
-    // The edges, one at a time: the first position has no byte before it.
-    if i == 0 && !b.is_empty() {
-        if at(0) {
-            return Some(0);
-        }
-        i = 1;
-    }
-    while i + BLOCK + 3 <= b.len() {
+    // The positions `i..i + BLOCK` (those before `b.len()`), given `b[i - 1..i + BLOCK + 3]`.
+    let block = |w: &[u8; BLOCK + 4], i: usize| {
         // The five byte streams as separate arrays: the form the vectorizer handles well.
-        let lane = |k: usize| -> &[u8; BLOCK] {
-            b[i - 1 + k..i - 1 + k + BLOCK]
-                .try_into()
-                .expect("block size")
-        };
+        let lane = |k: usize| -> &[u8; BLOCK] { w[k..k + BLOCK].try_into().expect("block size") };
         let (w0, w1, w2, w3, w4) = (lane(0), lane(1), lane(2), lane(3), lane(4));
         let mut any = 0u8;
         for j in 0..BLOCK {
             any |= u8::from(hit(w0[j], w1[j], w2[j], w3[j], w4[j]));
         }
-        if any != 0 {
-            return (i..i + BLOCK).find(|&k| at(k));
+        if any == 0 {
+            return None;
+        }
+        (0..BLOCK.min(b.len() - i))
+            .find(|&j| hit(w0[j], w1[j], w2[j], w3[j], w4[j]))
+            .map(|j| i + j)
+    };
+    let padded = |i: usize| {
+        let mut pad = [0u8; BLOCK + 4];
+        for (k, slot) in pad.iter_mut().enumerate() {
+            *slot = (i + k)
+                .checked_sub(1)
+                .and_then(|j| b.get(j))
+                .map_or(0, |&c| c);
+        }
+        pad
+    };
+    let mut i = from;
+    if i == 0 && !b.is_empty() {
+        if let Some(k) = block(&padded(0), 0) {
+            return Some(k);
+        }
+        i = BLOCK;
+    }
+    while i + BLOCK + 3 <= b.len() {
+        let w = b[i - 1..i + BLOCK + 3].try_into().expect("block size");
+        if let Some(k) = block(w, i) {
+            return Some(k);
         }
         i += BLOCK;
     }
-    (i..b.len()).find(|&k| at(k))
+    if i < b.len() {
+        return block(&padded(i), i);
+    }
+    None
 }
 
 /// `c` lower-cased if it is an ASCII letter (and some punctuation moved, which callers compare
 /// with letters only).
-pub(crate) fn lower(c: u8) -> u8 {
+pub(crate) const fn lower(c: u8) -> u8 {
     c | 0x20
 }
 
 /// ASCII `\s`: tab, newline, vertical tab, form feed, carriage return, space.
-pub(crate) fn is_space(c: u8) -> bool {
+pub(crate) const fn is_space(c: u8) -> bool {
     c == b' ' || c.wrapping_sub(b'\t') < 5
 }
 
 /// ASCII `\w`: letters, digits, `_`.
-pub(crate) fn is_word(c: u8) -> bool {
+pub(crate) const fn is_word(c: u8) -> bool {
     lower(c).wrapping_sub(b'a') < 26 || c.wrapping_sub(b'0') < 10 || c == b'_'
+}
+
+/// The barrier bytes of a grammar whose matches contain no ASCII punctuation but `allowed`:
+/// every ASCII byte that is not a word byte, whitespace or in `allowed`. A table, as the
+/// windows are found by testing bytes one at a time.
+pub(crate) const fn barriers(allowed: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        t[c] = !is_word(c as u8) && !is_space(c as u8);
+        c += 1;
+    }
+    let mut k = 0;
+    while k < allowed.len() {
+        t[allowed[k] as usize] = false;
+        k += 1;
+    }
+    t
 }
 
 /// Whether `b[p..]` starts with the lower-case ASCII `word`, in any case.
