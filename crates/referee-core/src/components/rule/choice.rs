@@ -35,6 +35,9 @@
 use crate::compile::{sync, At, Compiler};
 use crate::components::openai::string_check::shorten;
 use crate::components::rule::numeric::boxes;
+use crate::components::rule::scan::{
+    barriers, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
+};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -316,6 +319,8 @@ impl Found {
     }
 }
 
+/// The answer phrases. This regex defines them; [`PhraseGrammar`] finds the same matches
+/// without walking every byte through it.
 static PHRASES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
@@ -327,6 +332,88 @@ static PHRASES: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid phrase regex")
 });
+
+/// [`PHRASES`] for [`Phrases`]: every match holds `answer` (whose `s` may be a long `ſ`,
+/// which case-folds to it), `option`, `choice` or `答案`, and no ASCII punctuation but `*`
+/// and `:`.
+struct PhraseGrammar;
+
+/// The words that may come before `answer`, `option` or `choice`.
+const ADJECTIVES: [&[u8]; 4] = [b"final", b"correct", b"right", b"best"];
+
+impl Grammar for PhraseGrammar {
+    fn regex(&self) -> &Regex {
+        &PHRASES
+    }
+
+    // `&` and `|`, not `&&` and `||`: branch-free, so that the block scan vectorizes.
+    #[allow(clippy::needless_bitwise_bool)]
+    fn spot(&self, p: u8, c: u8, n1: u8, n2: u8, _: u8) -> bool {
+        let answer = (lower(c) == b'w') & ((lower(p) == b's') | (p == 0xBF));
+        let option = (lower(c) == b'p') & (lower(p) == b'o') & (lower(n1) == b't');
+        let choice = (lower(c) == b'c') & (lower(n1) == b'h') & (lower(n2) == b'o');
+        // 答 is E7 AD 94.
+        let da = (c == 0xE7) & (n1 == 0xAD) & (n2 == 0x94);
+        answer | option | choice | da
+    }
+
+    fn barrier(&self, c: u8) -> bool {
+        const BARRIERS: [bool; 256] = barriers(b"*:");
+        BARRIERS[usize::from(c)]
+    }
+
+    fn match_at(&self, b: &[u8], p: usize) -> Option<usize> {
+        // `\b(?:(?:final|correct|right|best)\s+)?answer SUFFIX`, then
+        // `\b(?:final|correct|right|best)\s+(?:option|choice) SUFFIX` (`答案` is not ASCII).
+        if !matches!(lower(b[p]), b'a' | b'f' | b'c' | b'r' | b'b') || p > 0 && is_word(b[p - 1]) {
+            return None;
+        }
+        // The adjectives start with different letters: at most one is here.
+        if let Some(adj) = ADJECTIVES.iter().find(|w| starts_ci(b, p, w)) {
+            let q = skip_space(b, p + adj.len());
+            if q > p + adj.len() {
+                for noun in [&b"answer"[..], b"option", b"choice"] {
+                    if starts_ci(b, q, noun) {
+                        return phrase_suffix(b, q + noun.len());
+                    }
+                }
+            }
+            return None;
+        }
+        if starts_ci(b, p, b"answer") {
+            return phrase_suffix(b, p + 6);
+        }
+        None
+    }
+}
+
+/// `(?:\s+(?:is|would\s+be|should\s+be|will\s+be)\b\s*:?|\s*\**\s*[:：])` at `q`, in ASCII.
+fn phrase_suffix(b: &[u8], q: usize) -> Option<usize> {
+    let r = skip_space(b, q);
+    if r > q {
+        let verb = if starts_ci(b, r, b"is") {
+            Some(r + 2)
+        } else {
+            [&b"would"[..], b"should", b"will"]
+                .iter()
+                .find(|w| starts_ci(b, r, w))
+                .and_then(|w| {
+                    let t = skip_space(b, r + w.len());
+                    (t > r + w.len() && starts_ci(b, t, b"be")).then_some(t + 2)
+                })
+        };
+        if let Some(v) = verb.filter(|&v| !b.get(v).is_some_and(|&c| is_word(c))) {
+            let e = skip_space(b, v);
+            return Some(if b.get(e) == Some(&b':') { e + 1 } else { e });
+        }
+    }
+    let mut r = r;
+    while b.get(r) == Some(&b'*') {
+        r += 1;
+    }
+    let r = skip_space(b, r);
+    (b.get(r) == Some(&b':')).then_some(r + 1)
+}
 
 /// How far after an answer phrase the label may be.
 const WINDOW: usize = 256;
@@ -343,8 +430,8 @@ fn extract<L: AsRef<str>>(text: &str, labels: &[L], cs: bool) -> (Found, &'stati
     if found != Found::Nothing {
         return (found, "`\\boxed{}`");
     }
-    for m in PHRASES.find_iter(text) {
-        found = found.add(answer_after(window(text, m.end()), labels, cs));
+    for (_, end) in Phrases::new(&PhraseGrammar, text) {
+        found = found.add(answer_after(window(text, end), labels, cs));
     }
     if found != Found::Nothing {
         return (found, "the answer phrases");
@@ -401,13 +488,17 @@ fn answer_line<L: AsRef<str>>(line: &str, labels: &[L], cs: bool) -> (Found, boo
     }
     // `Option B` is an answer line, `Option (A) says …` is prose: a skipped word allows no text.
     let bare = skip_open(line, q, false);
-    let worded = skip_open_words(line, bare);
-    let (start, words) = if label_at(line, bare, labels, cs).is_some() {
-        (bare, false)
+    let (found, words) = if let Some(f) = label_at(line, bare, labels, cs) {
+        (Some(f), false)
     } else {
-        (worded, true)
+        let worded = skip_open_words(line, bare);
+        // The same position was just tried.
+        let found = (worded > bare)
+            .then(|| label_at(line, worded, labels, cs))
+            .flatten();
+        (found, true)
     };
-    let Some((first, end)) = label_at(line, start, labels, cs) else {
+    let Some((first, end)) = found else {
         return (Found::Nothing, false);
     };
     let (q, closed) = skip_close(line, end);
@@ -449,9 +540,14 @@ fn label_at<L: AsRef<str>>(s: &str, q: usize, labels: &[L], cs: bool) -> Option<
     {
         return None;
     }
-    let len = s[q..]
-        .find(|c: char| !c.is_alphanumeric())
-        .unwrap_or(s.len() - q);
+    // The word's end: by bytes while they are ASCII, by chars past the first that is not.
+    let b = &s.as_bytes()[q..];
+    let len = match b.iter().position(|c| !c.is_ascii_alphanumeric()) {
+        Some(k) if b[k] < 0x80 => k,
+        _ => s[q..]
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(s.len() - q),
+    };
     if len == 0 {
         return None;
     }
@@ -499,6 +595,9 @@ fn skip_open(s: &str, mut q: usize, newlines: bool) -> usize {
         if c == ' ' || c == '\t' || (newlines && c.is_whitespace()) || "*_`$\"'([{".contains(c) {
             q += c.len_utf8();
             continue;
+        }
+        if c != '\\' {
+            break; // every opener starts with `\`
         }
         for o in OPENERS {
             if r.starts_with(o) {
@@ -701,6 +800,90 @@ mod tests {
         assert!(check_labels(&["A", "a"], true).is_ok());
         assert!(check_labels(&["A)", "B"], false).is_err());
         assert!(check_labels(&[""], false).is_err());
+    }
+
+    /// [`PhraseGrammar`] finds exactly the matches of [`PHRASES`], Unicode corner cases
+    /// included.
+    #[test]
+    fn phrase_scan_equals_the_regex() {
+        let pieces = [
+            "answer",
+            "ANSWER",
+            "an",
+            "\u{17f}wer",
+            "final",
+            "Correct",
+            "right",
+            "best",
+            "be\u{17f}t",
+            "option",
+            "Choice",
+            "is",
+            "IS",
+            "i\u{17f}",
+            "would",
+            "should",
+            "will",
+            "be",
+            "Be",
+            "isn't",
+            " ",
+            " ",
+            "  ",
+            "\n",
+            "\t",
+            "\u{a0}",
+            "\u{3000}",
+            "*",
+            "**",
+            ":",
+            "：",
+            "答案",
+            "答",
+            "是",
+            "为",
+            "x",
+            "é",
+            "7",
+            ".",
+            ",",
+            "_",
+            "(B)",
+            "the answer is ",
+            "Final Answer: ",
+            "answer**:",
+            "best option would be ",
+        ];
+        let mut x: u32 = 13;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        let mut found = 0;
+        for _ in 0..100_000 {
+            let n = next() % 16;
+            let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+            let want: Vec<(usize, usize)> = PHRASES
+                .find_iter(&text)
+                .map(|m| (m.start(), m.end()))
+                .collect();
+            let got: Vec<(usize, usize)> = Phrases::new(&PhraseGrammar, &text).collect();
+            assert_eq!(got, want, "{text:?}");
+            found += want.len();
+        }
+        assert!(found > 30_000, "{found}");
+        // Long texts cross the block scan's blocks.
+        let long = "So the answer is (B), the best choice. Final answer: C; 答案是D. ".repeat(50);
+        let want: Vec<(usize, usize)> = PHRASES
+            .find_iter(&long)
+            .map(|m| (m.start(), m.end()))
+            .collect();
+        assert_eq!(
+            Phrases::new(&PhraseGrammar, &long).collect::<Vec<_>>(),
+            want
+        );
     }
 
     #[test]
