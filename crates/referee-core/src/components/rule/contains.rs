@@ -25,6 +25,7 @@ use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::{value_text, Template};
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -82,6 +83,19 @@ enum Kw {
 struct Matcher {
     word: String,
     re: Option<Regex>,
+    /// Not case-sensitive, fixed keywords: the same test for an ASCII input as it is, so that
+    /// it need not be lower-cased (a copy) first.
+    folded: Option<Folded>,
+}
+
+/// `word` (lower-cased) in the lower-cased ASCII text, tested on the text as it is.
+enum Folded {
+    /// `word` is not ASCII, so it is never in ASCII text.
+    Never,
+    /// `word` anywhere, in any ASCII case.
+    Substring(AhoCorasick),
+    /// `\b word \b`, in any case: on ASCII text, `(?i)` folds exactly the ASCII letters.
+    Word(Regex),
 }
 
 pub struct Contains {
@@ -118,7 +132,10 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
             }
             Kw::Fixed(
                 ws.iter()
-                    .map(|w| matcher(w, spec.case_sensitive, spec.whole_word))
+                    .map(|w| {
+                        matcher(w, spec.case_sensitive, spec.whole_word)
+                            .with_folded(spec.case_sensitive)
+                    })
                     .collect(),
             )
         }
@@ -134,7 +151,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
                     );
                     return None;
                 }
-                Kw::Fixed(vec![matcher(&w, spec.case_sensitive, spec.whole_word)])
+                Kw::Fixed(vec![matcher(&w, spec.case_sensitive, spec.whole_word)
+                    .with_folded(spec.case_sensitive)])
             } else {
                 Kw::Dynamic(t)
             }
@@ -158,7 +176,11 @@ fn matcher(word: &str, case_sensitive: bool, whole_word: bool) -> Matcher {
     };
     let re = whole_word
         .then(|| Regex::new(&format!(r"\b{}\b", regex::escape(&word))).expect("escaped keyword"));
-    Matcher { word, re }
+    Matcher {
+        word,
+        re,
+        folded: None,
+    }
 }
 
 impl Matcher {
@@ -166,6 +188,38 @@ impl Matcher {
         match &self.re {
             Some(re) => re.is_match(text),
             None => text.contains(&self.word),
+        }
+    }
+
+    /// Builds [`Folded`], for fixed keywords that are not case-sensitive (at compile time).
+    /// Where one cannot be built, the input is lower-cased as before.
+    fn with_folded(mut self, case_sensitive: bool) -> Self {
+        if case_sensitive {
+            return self;
+        }
+        self.folded = if !self.word.is_ascii() {
+            Some(Folded::Never)
+        } else if self.re.is_some() {
+            Regex::new(&format!(r"(?i)\b{}\b", regex::escape(&self.word)))
+                .ok()
+                .map(Folded::Word)
+        } else {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build([&self.word])
+                .ok()
+                .map(Folded::Substring)
+        };
+        self
+    }
+}
+
+impl Folded {
+    fn found(&self, text: &str) -> bool {
+        match self {
+            Folded::Never => false,
+            Folded::Substring(ac) => ac.is_match(text),
+            Folded::Word(re) => re.is_match(text),
         }
     }
 }
@@ -176,10 +230,18 @@ impl SyncComponent for Contains {
             Ok(t) => t,
             Err(m) => return m.outcome(cx),
         };
-        let text: Cow<'_, str> = if self.case_sensitive {
+        // An ASCII input is searched as it is by the fixed keywords' folded matchers.
+        let folded = !self.case_sensitive
+            && matches!(&self.keywords, Kw::Fixed(ms) if ms.iter().all(|m| m.folded.is_some()))
+            && raw.is_ascii();
+        let text: Cow<'_, str> = if self.case_sensitive || folded {
             raw
         } else {
             Cow::Owned(raw.to_lowercase())
+        };
+        let hit = |m: &Matcher| match (&m.folded, folded) {
+            (Some(f), true) => f.found(&text),
+            _ => m.found(&text),
         };
         let dynamic;
         let matchers: &[Matcher] = match &self.keywords {
@@ -206,7 +268,7 @@ impl SyncComponent for Contains {
                 &dynamic
             }
         };
-        let found = matchers.iter().filter(|m| m.found(&text)).count();
+        let found = matchers.iter().filter(|m| hit(m)).count();
         let n = matchers.len();
         let good = if self.mode == Mode::None {
             n - found
@@ -216,7 +278,7 @@ impl SyncComponent for Contains {
         cx.note(|| {
             let hits: Vec<&str> = matchers
                 .iter()
-                .filter(|m| m.found(&text))
+                .filter(|m| hit(m))
                 .map(|m| m.word.as_str())
                 .collect();
             format!("{found} of {n} keywords present: {hits:?}")
@@ -227,6 +289,56 @@ impl SyncComponent for Contains {
                 Mode::All | Mode::None => good == n,
                 Mode::Any => good > 0,
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On ASCII text, the folded matchers agree with lower-casing the text.
+    #[test]
+    fn folded_matchers_equal_lower_casing() {
+        let words = [
+            "cat",
+            "Cat",
+            "CAT",
+            "a.b",
+            "x_1",
+            "</Think>",
+            "K",
+            "\u{212a}at",
+            "\u{17f}un",
+            "İx",
+            "é",
+            "c a",
+        ];
+        let pieces = [
+            "cat", "CAT", "cAt", "a.b", "aXb", "x_1", "</think>", "k", "sun", "ix", " ", "_", "s",
+            "at", "un",
+        ];
+        let mut x: u32 = 17;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        for whole_word in [false, true] {
+            let ms: Vec<Matcher> = words
+                .iter()
+                .map(|w| matcher(w, false, whole_word).with_folded(false))
+                .collect();
+            for _ in 0..5_000 {
+                let n = next() % 8;
+                let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+                let lower = text.to_lowercase();
+                for m in &ms {
+                    let f = m.folded.as_ref().expect("built");
+                    assert_eq!(f.found(&text), m.found(&lower), "{:?} in {text:?}", m.word);
+                }
+            }
         }
     }
 }
