@@ -36,7 +36,8 @@ use crate::compile::{sync, At, Compiler};
 use crate::components::openai::string_check::shorten;
 use crate::components::rule::numeric::boxes;
 use crate::components::rule::scan::{
-    barriers, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
+    barriers, boundary_after, boundary_before, lower, skip_space, starts_ci, Grammar, Phrases,
+    Unsure,
 };
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
@@ -362,57 +363,69 @@ impl Grammar for PhraseGrammar {
         BARRIERS[usize::from(c)]
     }
 
-    fn match_at(&self, b: &[u8], p: usize) -> Option<usize> {
+    fn match_at(&self, b: &[u8], p: usize) -> Result<Option<usize>, Unsure> {
         // `\b(?:(?:final|correct|right|best)\s+)?answer SUFFIX`, then
-        // `\b(?:final|correct|right|best)\s+(?:option|choice) SUFFIX` (`答案` is not ASCII).
-        if !matches!(lower(b[p]), b'a' | b'f' | b'c' | b'r' | b'b') || p > 0 && is_word(b[p - 1]) {
-            return None;
+        // `\b(?:final|correct|right|best)\s+(?:option|choice) SUFFIX`, then `答案…`, which is
+        // left to the regex. No non-ASCII character case-folds to `a`, `f`, `c`, `r` or `b`.
+        if b[p..].starts_with("答".as_bytes()) {
+            return Err(Unsure);
+        }
+        if !matches!(lower(b[p]), b'a' | b'f' | b'c' | b'r' | b'b') || !boundary_before(b, p)? {
+            return Ok(None);
         }
         // The adjectives start with different letters: at most one is here.
-        if let Some(adj) = ADJECTIVES.iter().find(|w| starts_ci(b, p, w)) {
-            let q = skip_space(b, p + adj.len());
-            if q > p + adj.len() {
-                for noun in [&b"answer"[..], b"option", b"choice"] {
-                    if starts_ci(b, q, noun) {
-                        return phrase_suffix(b, q + noun.len());
+        for adj in ADJECTIVES {
+            if starts_ci(b, p, adj)? {
+                let q = skip_space(b, p + adj.len())?;
+                if q > p + adj.len() {
+                    for noun in [&b"answer"[..], b"option", b"choice"] {
+                        if starts_ci(b, q, noun)? {
+                            return phrase_suffix(b, q + noun.len());
+                        }
                     }
                 }
+                return Ok(None);
             }
-            return None;
         }
-        if starts_ci(b, p, b"answer") {
+        if starts_ci(b, p, b"answer")? {
             return phrase_suffix(b, p + 6);
         }
-        None
+        Ok(None)
     }
 }
 
-/// `(?:\s+(?:is|would\s+be|should\s+be|will\s+be)\b\s*:?|\s*\**\s*[:：])` at `q`, in ASCII.
-fn phrase_suffix(b: &[u8], q: usize) -> Option<usize> {
-    let r = skip_space(b, q);
+/// `(?:\s+(?:is|would\s+be|should\s+be|will\s+be)\b\s*:?|\s*\**\s*[:：])` at `q`.
+fn phrase_suffix(b: &[u8], q: usize) -> Result<Option<usize>, Unsure> {
+    let r = skip_space(b, q)?;
     if r > q {
-        let verb = if starts_ci(b, r, b"is") {
-            Some(r + 2)
+        let mut verb = None;
+        if starts_ci(b, r, b"is")? {
+            verb = Some(r + 2);
         } else {
-            [&b"would"[..], b"should", b"will"]
-                .iter()
-                .find(|w| starts_ci(b, r, w))
-                .and_then(|w| {
-                    let t = skip_space(b, r + w.len());
-                    (t > r + w.len() && starts_ci(b, t, b"be")).then_some(t + 2)
-                })
-        };
-        if let Some(v) = verb.filter(|&v| !b.get(v).is_some_and(|&c| is_word(c))) {
-            let e = skip_space(b, v);
-            return Some(if b.get(e) == Some(&b':') { e + 1 } else { e });
+            for w in [&b"would"[..], b"should", b"will"] {
+                if starts_ci(b, r, w)? {
+                    let t = skip_space(b, r + w.len())?;
+                    if t > r + w.len() && starts_ci(b, t, b"be")? {
+                        verb = Some(t + 2);
+                    }
+                    break;
+                }
+            }
+        }
+        if let Some(v) = verb {
+            if boundary_after(b, v)? {
+                let e = skip_space(b, v)?;
+                return Ok(Some(if b.get(e) == Some(&b':') { e + 1 } else { e }));
+            }
         }
     }
     let mut r = r;
     while b.get(r) == Some(&b'*') {
         r += 1;
     }
-    let r = skip_space(b, r);
-    (b.get(r) == Some(&b':')).then_some(r + 1)
+    // A `：` is not ASCII, so `skip_space` has left it to the regex.
+    let r = skip_space(b, r)?;
+    Ok((b.get(r) == Some(&b':')).then_some(r + 1))
 }
 
 /// How far after an answer phrase the label may be.

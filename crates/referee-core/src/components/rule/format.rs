@@ -36,7 +36,7 @@
 
 use crate::compile::{sync, At, Compiler};
 use crate::components::openai::string_check::shorten;
-use crate::components::rule::scan::is_space;
+use crate::components::rule::scan::{is_space, skip_space, Unsure};
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -486,21 +486,6 @@ enum Flaw<'t> {
     NoAnswer,
     /// Text after the last tag (the tail).
     After(&'t str),
-}
-
-/// A non-ASCII byte decides whether the tag pattern matches here: ask the regex.
-struct Unsure;
-
-/// Skips ASCII `\s*` from `q`; `Err(Unsure)` when it stops at a non-ASCII byte, which may be
-/// Unicode whitespace.
-fn skip_space(b: &[u8], mut q: usize) -> Result<usize, Unsure> {
-    while q < b.len() && is_space(b[q]) {
-        q += 1;
-    }
-    if b.get(q).is_some_and(|&c| c >= 0x80) {
-        return Err(Unsure);
-    }
-    Ok(q)
 }
 
 #[cfg(test)]

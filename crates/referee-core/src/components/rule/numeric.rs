@@ -46,7 +46,8 @@
 use crate::compile::{sync, At, Compiler, Number};
 use crate::components::openai::string_check::shorten;
 use crate::components::rule::scan::{
-    barriers, is_word, lower, skip_space, starts_ci, Grammar, Phrases,
+    barriers, boundary_after, boundary_before, lower, skip_space, starts_ci, Grammar, Phrases,
+    Unsure,
 };
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
@@ -438,43 +439,44 @@ impl Grammar for MarkerGrammar {
         BARRIERS[usize::from(c)]
     }
 
-    fn match_at(&self, b: &[u8], p: usize) -> Option<usize> {
+    fn match_at(&self, b: &[u8], p: usize) -> Result<Option<usize>, Unsure> {
+        // No non-ASCII character case-folds to `t`, `f` or `a`.
         if !matches!(lower(b[p]), b'#' | b't' | b'f' | b'a') {
-            return None;
+            return Ok(None);
         }
         if b[p..].starts_with(b"####") {
-            return Some(p + 4);
+            return Ok(Some(p + 4));
         }
         // `\b(?:the\s+)?(?:final\s+)?answer`: each optional word, when present, must be
         // followed by whitespace, as the next word cannot start with its letter instead.
-        if p > 0 && is_word(b[p - 1]) {
-            return None;
+        if b[p] == b'#' || !boundary_before(b, p)? {
+            return Ok(None);
         }
         let mut q = p;
         for word in [&b"the"[..], b"final"] {
-            if starts_ci(b, q, word) {
-                let r = skip_space(b, q + word.len());
+            if starts_ci(b, q, word)? {
+                let r = skip_space(b, q + word.len())?;
                 if r == q + word.len() {
-                    return None;
+                    return Ok(None);
                 }
                 q = r;
             }
         }
-        if !starts_ci(b, q, b"answer") {
-            return None;
+        if !starts_ci(b, q, b"answer")? {
+            return Ok(None);
         }
         q += 6;
         // `\s+is\b`, else `\s*\**\s*:`
-        let r = skip_space(b, q);
-        if r > q && starts_ci(b, r, b"is") && !b.get(r + 2).is_some_and(|&c| is_word(c)) {
-            return Some(r + 2);
+        let r = skip_space(b, q)?;
+        if r > q && starts_ci(b, r, b"is")? && boundary_after(b, r + 2)? {
+            return Ok(Some(r + 2));
         }
         let mut r = r;
         while b.get(r) == Some(&b'*') {
             r += 1;
         }
-        let r = skip_space(b, r);
-        (b.get(r) == Some(&b':')).then_some(r + 1)
+        let r = skip_space(b, r)?;
+        Ok((b.get(r) == Some(&b':')).then_some(r + 1))
     }
 }
 

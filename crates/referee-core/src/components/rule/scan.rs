@@ -5,11 +5,12 @@
 //! a rare *anchor* every match must contain (`answer`, `####`, …), and a set of *barrier*
 //! bytes no match can contain (most ASCII punctuation). So [`Phrases`] looks for anchors with a
 //! vectorized block scan, takes the barrier-free window around each one, and finds the matches
-//! in that window only: by hand when the window is ASCII ([`Grammar::match_at`], a transcription
-//! of the regex), with the regex itself otherwise (Unicode whitespace, word characters and case
-//! folding stay the regex's business). The matches are exactly those of `find_iter`: every
-//! match lies in some window, and a window's edges look like the start and end of the text to
-//! the regex (a barrier is neither a word character nor part of a match).
+//! in that window only: by hand ([`Grammar::match_at`], a transcription of the regex) as long as
+//! every byte it decides on is ASCII, and with the regex itself from the first position where a
+//! non-ASCII byte would decide (Unicode whitespace, word characters and case folding stay the
+//! regex's business). The matches are exactly those of `find_iter`: every match lies in some
+//! window, and a window's edges look like the start and end of the text to the regex (a barrier
+//! is neither a word character nor part of a match).
 
 use regex::Regex;
 
@@ -25,10 +26,11 @@ pub(crate) trait Grammar {
     /// An ASCII byte that no match contains, and that is not a word character (so that a
     /// window ending at it looks like the end of the text to `\b`).
     fn barrier(&self, c: u8) -> bool;
-    /// In an all-ASCII window: the end of the match of the regex that starts at `p`, if one
-    /// does. `b` is the text up to the end of the window. A window may hold several matches;
-    /// its positions are tried left to right, from the end of the last match.
-    fn match_at(&self, b: &[u8], p: usize) -> Option<usize>;
+    /// The end of the match of the regex that starts at `p`, if one does; `Err(Unsure)` when a
+    /// non-ASCII byte is where the answer depends on it. `b` is the text up to the end of the
+    /// window. A window may hold several matches; its positions are tried left to right, from
+    /// the end of the last match.
+    fn match_at(&self, b: &[u8], p: usize) -> Result<Option<usize>, Unsure>;
 }
 
 /// The matches of `g.regex()` in `text`, as `(start, end)`, in order, as `find_iter` gives them.
@@ -37,7 +39,8 @@ pub(crate) struct Phrases<'a, G: Grammar> {
     text: &'a str,
     /// Where to look for the next anchor.
     pos: usize,
-    /// The window being read: where to go on, its end, and whether it is ASCII.
+    /// The window being read: where to go on, its end, and whether it is still read by hand
+    /// (else by the regex).
     window: Option<(usize, usize, bool)>,
 }
 
@@ -58,15 +61,31 @@ impl<G: Grammar> Iterator for Phrases<'_, G> {
     fn next(&mut self) -> Option<(usize, usize)> {
         let b = self.text.as_bytes();
         loop {
-            if let Some((cur, end, ascii)) = &mut self.window {
-                let found = if *ascii {
-                    (*cur..*end).find_map(|p| self.g.match_at(&b[..*end], p).map(|e| (p, e)))
-                } else {
-                    self.g
+            if let Some((cur, end, by_hand)) = &mut self.window {
+                let mut found = None;
+                if *by_hand {
+                    for p in *cur..*end {
+                        match self.g.match_at(&b[..*end], p) {
+                            Ok(None) => {}
+                            Ok(Some(e)) => {
+                                found = Some((p, e));
+                                break;
+                            }
+                            Err(Unsure) => {
+                                // Every position before `p` has no match: the regex goes on.
+                                (*cur, *by_hand) = (p, false);
+                                break;
+                            }
+                        }
+                    }
+                }
+                if !*by_hand {
+                    found = self
+                        .g
                         .regex()
                         .find_at(&self.text[..*end], *cur)
-                        .map(|m| (m.start(), m.end()))
-                };
+                        .map(|m| (m.start(), m.end()));
+                }
                 if let Some((s, e)) = found {
                     *cur = e;
                     return Some((s, e));
@@ -85,8 +104,7 @@ impl<G: Grammar> Iterator for Phrases<'_, G> {
                 .iter()
                 .position(|&c| self.g.barrier(c))
                 .map_or(b.len(), |k| a + k);
-            let ascii = b[start..end].is_ascii();
-            self.window = Some((start, end, ascii));
+            self.window = Some((start, end, true));
         }
     }
 }
@@ -180,18 +198,53 @@ pub(crate) const fn barriers(allowed: &[u8]) -> [bool; 256] {
     t
 }
 
-/// Whether `b[p..]` starts with the lower-case ASCII `word`, in any case.
-pub(crate) fn starts_ci(b: &[u8], p: usize, word: &[u8]) -> bool {
-    b.get(p..p + word.len())
-        .is_some_and(|s| s.eq_ignore_ascii_case(word))
+/// A non-ASCII byte is where a hand matcher's answer depends on it: ask the regex.
+pub(crate) struct Unsure;
+
+/// Whether `b[p..]` starts with the lower-case ASCII `word` in any case, as `(?i)` reads it:
+/// `Err(Unsure)` where a non-ASCII byte stands for an `s` or `k` (`ſ` and the Kelvin sign
+/// case-fold to them; no other non-ASCII character folds to an ASCII letter).
+pub(crate) fn starts_ci(b: &[u8], p: usize, word: &[u8]) -> Result<bool, Unsure> {
+    for (k, &w) in word.iter().enumerate() {
+        match b.get(p + k) {
+            Some(c) if c.eq_ignore_ascii_case(&w) => {}
+            Some(&c) if c >= 0x80 && matches!(w, b's' | b'k') => return Err(Unsure),
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
 }
 
-/// Skips ASCII whitespace from `p`.
-pub(crate) fn skip_space(b: &[u8], mut p: usize) -> usize {
+/// Skips ASCII `\s*` from `p`; `Err(Unsure)` when it stops at a non-ASCII byte, which may be
+/// Unicode whitespace.
+pub(crate) fn skip_space(b: &[u8], mut p: usize) -> Result<usize, Unsure> {
     while p < b.len() && is_space(b[p]) {
         p += 1;
     }
-    p
+    if b.get(p).is_some_and(|&c| c >= 0x80) {
+        return Err(Unsure);
+    }
+    Ok(p)
+}
+
+/// `\b` at `p` before a word byte: whether the byte before `p` is not a word byte;
+/// `Err(Unsure)` when it is not ASCII (Unicode word characters are the regex's business).
+pub(crate) fn boundary_before(b: &[u8], p: usize) -> Result<bool, Unsure> {
+    match p.checked_sub(1).map(|k| b[k]) {
+        None => Ok(true),
+        Some(c) if c >= 0x80 => Err(Unsure),
+        Some(c) => Ok(!is_word(c)),
+    }
+}
+
+/// `\b` at `p` after a word byte: whether the byte at `p` is not a word byte (or the end);
+/// `Err(Unsure)` when it is not ASCII.
+pub(crate) fn boundary_after(b: &[u8], p: usize) -> Result<bool, Unsure> {
+    match b.get(p) {
+        None => Ok(true),
+        Some(&c) if c >= 0x80 => Err(Unsure),
+        Some(&c) => Ok(!is_word(c)),
+    }
 }
 
 #[cfg(test)]
