@@ -127,9 +127,9 @@ pub fn run(
         let mut summary = Summary::default();
         for chunk in chunk_rx {
             let chunk = chunk.context("cannot read input")?;
-            let parts: Vec<(Vec<u8>, Summary)> = (0..chunk.ends.len())
+            let starts: Vec<usize> = (0..chunk.ends.len()).step_by(TASK).collect();
+            let parts: Vec<(Vec<u8>, Summary)> = starts
                 .into_par_iter()
-                .step_by(TASK)
                 .map(|from| {
                     let to = (from + TASK).min(chunk.ends.len());
                     let mut out = Vec::with_capacity(256 * (to - from));
