@@ -349,12 +349,13 @@ impl Grammar for PhraseGrammar {
 
     // `&` and `|`, not `&&` and `||`: branch-free, so that the block scan vectorizes.
     #[allow(clippy::needless_bitwise_bool)]
-    fn spot(&self, p: u8, c: u8, n1: u8, n2: u8, _: u8) -> bool {
+    fn spot(&self, p: u8, c: u8, n1: u8, _: u8, _: u8) -> bool {
+        // The middle of each word, so that three byte streams suffice.
         let answer = (lower(c) == b'w') & ((lower(p) == b's') | (p == 0xBF));
         let option = (lower(c) == b'p') & (lower(p) == b'o') & (lower(n1) == b't');
-        let choice = (lower(c) == b'c') & (lower(n1) == b'h') & (lower(n2) == b'o');
+        let choice = (lower(c) == b'h') & (lower(p) == b'c') & (lower(n1) == b'o');
         // 答 is E7 AD 94.
-        let da = (c == 0xE7) & (n1 == 0xAD) & (n2 == 0x94);
+        let da = (c == 0xE7) & (n1 == 0xAD);
         answer | option | choice | da
     }
 

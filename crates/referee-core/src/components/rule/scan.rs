@@ -134,14 +134,12 @@ fn spot(b: &[u8], from: usize, hit: impl Fn(u8, u8, u8, u8, u8) -> bool) -> Opti
             .find(|&j| hit(w0[j], w1[j], w2[j], w3[j], w4[j]))
             .map(|j| i + j)
     };
+    // `pad[k]` is `b[i + k - 1]`, 0 where that is out of `b`.
     let padded = |i: usize| {
         let mut pad = [0u8; BLOCK + 4];
-        for (k, slot) in pad.iter_mut().enumerate() {
-            *slot = (i + k)
-                .checked_sub(1)
-                .and_then(|j| b.get(j))
-                .map_or(0, |&c| c);
-        }
+        let (lo, hi) = (i.saturating_sub(1), (i + BLOCK + 3).min(b.len()));
+        let at = lo + 1 - i;
+        pad[at..at + hi - lo].copy_from_slice(&b[lo..hi]);
         pad
     };
     let mut i = from;
