@@ -868,36 +868,13 @@ mod tests {
             "answer**:",
             "best option would be ",
         ];
-        let mut x: u32 = 13;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as usize
-        };
-        let mut found = 0;
-        for _ in 0..100_000 {
-            let n = next() % 16;
-            let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
-            let want: Vec<(usize, usize)> = PHRASES
-                .find_iter(&text)
-                .map(|m| (m.start(), m.end()))
-                .collect();
-            let got: Vec<(usize, usize)> = Phrases::new(&PhraseGrammar, &text).collect();
-            assert_eq!(got, want, "{text:?}");
-            found += want.len();
-        }
-        assert!(found > 30_000, "{found}");
-        // Long texts cross the block scan's blocks.
-        let long = "So the answer is (B), the best choice. Final answer: C; 答案是D. ".repeat(50);
-        let want: Vec<(usize, usize)> = PHRASES
-            .find_iter(&long)
-            .map(|m| (m.start(), m.end()))
-            .collect();
-        assert_eq!(
-            Phrases::new(&PhraseGrammar, &long).collect::<Vec<_>>(),
-            want
+        let found = super::super::scan::assert_same_as_regex(
+            &PhraseGrammar,
+            &pieces,
+            13,
+            "So the answer is (B), the best choice. Final answer: C; 答案是D. ",
         );
+        assert!(found > 30_000, "{found}");
     }
 
     #[test]

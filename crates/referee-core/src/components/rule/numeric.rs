@@ -1237,36 +1237,13 @@ mod tests {
             "answer**:",
             "#### 72\n",
         ];
-        let mut x: u32 = 9;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as usize
-        };
-        let mut found = 0;
-        for _ in 0..100_000 {
-            let n = next() % 16;
-            let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
-            let want: Vec<(usize, usize)> = MARKERS
-                .find_iter(&text)
-                .map(|m| (m.start(), m.end()))
-                .collect();
-            let got: Vec<(usize, usize)> = Phrases::new(&MarkerGrammar, &text).collect();
-            assert_eq!(got, want, "{text:?}");
-            found += want.len();
-        }
-        assert!(found > 50_000, "{found}");
-        // Long texts cross the block scan's blocks.
-        let long = "So the answer is 72, and #### 72. Then: the FINAL answer:7 ".repeat(50);
-        let want: Vec<(usize, usize)> = MARKERS
-            .find_iter(&long)
-            .map(|m| (m.start(), m.end()))
-            .collect();
-        assert_eq!(
-            Phrases::new(&MarkerGrammar, &long).collect::<Vec<_>>(),
-            want
+        let found = super::super::scan::assert_same_as_regex(
+            &MarkerGrammar,
+            &pieces,
+            9,
+            "So the answer is 72, and #### 72. Then: the FINAL answer:7 ",
         );
+        assert!(found > 50_000, "{found}");
     }
 
     #[test]

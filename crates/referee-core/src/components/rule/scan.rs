@@ -245,6 +245,46 @@ pub(crate) fn boundary_after(b: &[u8], p: usize) -> Result<bool, Unsure> {
     }
 }
 
+/// Test support: checks that [`Phrases`] gives exactly `g.regex().find_iter` on 100,000 random
+/// texts glued from `pieces` (xorshift from `seed`) and on `long` repeated 50 times (which
+/// crosses the block scan's blocks). Returns how many matches the random texts held.
+#[cfg(test)]
+pub(crate) fn assert_same_as_regex<G: Grammar>(
+    g: &G,
+    pieces: &[&str],
+    seed: u32,
+    long: &str,
+) -> usize {
+    let mut x = seed;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x as usize
+    };
+    let regex_matches = |t: &str| -> Vec<(usize, usize)> {
+        g.regex()
+            .find_iter(t)
+            .map(|m| (m.start(), m.end()))
+            .collect()
+    };
+    let mut found = 0;
+    for _ in 0..100_000 {
+        let n = next() % 16;
+        let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+        let want = regex_matches(&text);
+        let got: Vec<(usize, usize)> = Phrases::new(g, &text).collect();
+        assert_eq!(got, want, "{text:?}");
+        found += want.len();
+    }
+    let long = long.repeat(50);
+    assert_eq!(
+        Phrases::new(g, &long).collect::<Vec<_>>(),
+        regex_matches(&long)
+    );
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
