@@ -131,6 +131,14 @@ impl ScoreCtx {
     }
 }
 
+/// The first 80 characters of a text, for notes.
+pub fn shorten(t: &str) -> String {
+    match t.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_string(),
+    }
+}
+
 /// The explanation tree: per node, its value, status and a short human reason.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Trace {

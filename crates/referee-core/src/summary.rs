@@ -68,7 +68,12 @@ impl Summary {
             self.mean_reward = Some(self.reward_sum / self.rewarded as f64);
         }
         for (name, v) in &r.components {
-            let c = self.components.entry(name.to_string()).or_default();
+            // Look up before inserting: the key is allocated once per run, not per sample.
+            if !self.components.contains_key(&**name) {
+                self.components
+                    .insert(name.to_string(), ComponentStat::default());
+            }
+            let c = self.components.get_mut(&**name).expect("inserted above");
             if let Some(v) = v {
                 c.sum += v;
                 c.count += 1;

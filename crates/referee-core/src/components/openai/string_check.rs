@@ -19,7 +19,7 @@
 //! mirror image); a template field missing from the item fails with `missing_field`.
 
 use crate::compile::{sync, At, Compiler};
-use crate::node::{ScoreCtx, SyncComponent};
+use crate::node::{shorten, ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::{render_pair, Template};
@@ -92,13 +92,5 @@ impl SyncComponent for StringCheck {
             .to_lowercase()
         });
         Outcome::bool(pass)
-    }
-}
-
-/// The first 80 characters of a text, for notes.
-pub fn shorten(t: &str) -> String {
-    match t.char_indices().nth(80) {
-        Some((i, _)) => format!("{}…", &t[..i]),
-        None => t.to_string(),
     }
 }

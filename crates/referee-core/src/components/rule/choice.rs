@@ -33,12 +33,12 @@
 //! (literal ones are checked at compile time).
 
 use crate::compile::{sync, At, Compiler};
-use crate::components::openai::string_check::shorten;
 use crate::components::rule::numeric::boxes;
 use crate::components::rule::scan::{
     barriers, boundary_after, boundary_before, lower, skip_space, starts_ci, Grammar, Phrases,
     Unsure,
 };
+use crate::node::shorten;
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;

@@ -83,6 +83,8 @@ enum Kw {
 struct Matcher {
     word: String,
     re: Option<Regex>,
+    /// Whole words only, without a compiled regex (keywords that come from the item).
+    whole: bool,
     /// Not case-sensitive, fixed keywords: the same test for an ASCII input as it is, so that
     /// it need not be lower-cased (a copy) first.
     folded: Option<Folded>,
@@ -179,14 +181,54 @@ fn matcher(word: &str, case_sensitive: bool, whole_word: bool) -> Matcher {
     Matcher {
         word,
         re,
+        whole: false,
         folded: None,
     }
 }
 
+/// Whether `c` is a word character for `\b` in ASCII text.
+fn ascii_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Whether `word` occurs in `text` between word boundaries, as `\bword\b` would find it.
+/// Decided by hand where the bytes at each boundary are ASCII; the regex decides otherwise
+/// (Unicode word characters are its business), so the answer is always the regex's.
+fn found_whole(text: &str, word: &str) -> bool {
+    let b = text.as_bytes();
+    let (Some(&first), Some(&last)) = (word.as_bytes().first(), word.as_bytes().last()) else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word).map(|i| i + from) {
+        let end = i + word.len();
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(end).copied();
+        let edges = [before, Some(first), Some(last), after];
+        if edges.iter().flatten().any(|c| !c.is_ascii()) {
+            return Regex::new(&format!(r"\b{}\b", regex::escape(word)))
+                .is_ok_and(|re| re.is_match(text));
+        }
+        let boundary = |x: Option<u8>, y: u8| x.is_some_and(ascii_word) != ascii_word(y);
+        if boundary(before, first) && boundary(after, last) {
+            return true;
+        }
+        // Overlapping occurrences count too: go on one character later.
+        from = i + text[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
 impl Matcher {
+    fn whole(mut self, whole: bool) -> Self {
+        self.whole = whole;
+        self
+    }
+
     fn found(&self, text: &str) -> bool {
         match &self.re {
             Some(re) => re.is_match(text),
+            None if self.whole => found_whole(text, &self.word),
             None => text.contains(&self.word),
         }
     }
@@ -261,9 +303,11 @@ impl SyncComponent for Contains {
                         "keyword list is empty or holds an empty keyword",
                     );
                 }
+                // Keywords from the item change per sample: no regex is built for them here
+                // (`whole_word` is checked by hand, see `Matcher::found`).
                 dynamic = words
                     .iter()
-                    .map(|w| matcher(w, self.case_sensitive, self.whole_word))
+                    .map(|w| matcher(w, self.case_sensitive, false).whole(self.whole_word))
                     .collect::<Vec<_>>();
                 &dynamic
             }
@@ -296,6 +340,37 @@ impl SyncComponent for Contains {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hand-made whole-word test gives exactly what `\bword\b` gives.
+    #[test]
+    fn found_whole_equals_the_regex() {
+        let pieces = [
+            "cat", "cats", "a", "_", "-", " ", "c", "é", "ß", "x1", ".", "\u{301}", "aa",
+        ];
+        let words = ["cat", "a", "aa", "-", "cat-", "é", "a a", "_c"];
+        let mut x: u32 = 7;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as usize
+        };
+        let res: Vec<Regex> = words
+            .iter()
+            .map(|w| Regex::new(&format!(r"\b{}\b", regex::escape(w))).unwrap())
+            .collect();
+        for _ in 0..20_000 {
+            let n = next() % 8;
+            let text: String = (0..n).map(|_| pieces[next() % pieces.len()]).collect();
+            for (w, re) in words.iter().zip(&res) {
+                assert_eq!(
+                    found_whole(&text, w),
+                    re.is_match(&text),
+                    "{w:?} in {text:?}"
+                );
+            }
+        }
+    }
 
     /// On ASCII text, the folded matchers agree with lower-casing the text.
     #[test]

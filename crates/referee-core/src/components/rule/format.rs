@@ -35,8 +35,8 @@
 //! are compile errors.
 
 use crate::compile::{sync, At, Compiler};
-use crate::components::openai::string_check::shorten;
 use crate::components::rule::scan::{is_space, skip_space, Unsure};
+use crate::node::shorten;
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;

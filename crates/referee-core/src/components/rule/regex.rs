@@ -24,7 +24,7 @@
 //! error.
 
 use crate::compile::{sync, At, Compiler};
-use crate::components::openai::string_check::shorten;
+use crate::node::shorten;
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
