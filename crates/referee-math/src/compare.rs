@@ -1,0 +1,986 @@
+//! Equivalence by type: structure first (sets, tuples, intervals, relations, matrices), then
+//! scalars exactly where both sides are exact, to the written precision where one side is a
+//! decimal, and at deterministic sample points where variables appear.
+
+use crate::eval::{eval, Env, Reading, PLAIN};
+use crate::expr::{Const, Expr, Lit, Rel};
+use crate::extract::{extract_limited, Extraction};
+use crate::num::{q_int, q_to_f64, Budget, EvalError, EvalResult, Num, Q};
+use crate::options::{
+    AngleUnits, ExtractMode, GoldForm, IntervalInequality, Options, Percent, Unevaluated,
+    UnreducedFractions,
+};
+use crate::parse::{parse_with, ParseError, Parsed};
+use crate::{Side, Status, Verdict};
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+fn verdict(status: Status, detail: impl Into<String>) -> Verdict {
+    Verdict {
+        status,
+        side: None,
+        extracted: None,
+        gold_form: None,
+        answer_form: None,
+        detail: detail.into(),
+    }
+}
+
+pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
+    let limits = &opts.limits;
+    // The gold.
+    let gold_text = match opts.gold {
+        GoldForm::Bare => gold.trim().to_string(),
+        GoldForm::Solution => {
+            match extract_limited(gold, ExtractMode::STRICT, limits.max_completion_bytes) {
+                Some(ex) => ex.parts.join(", "),
+                None => {
+                    return verdict(
+                        Status::UnparseableGold,
+                        "no marked answer in the gold solution",
+                    )
+                }
+            }
+        }
+    };
+    if gold_text.is_empty() {
+        return verdict(Status::UnparseableGold, "the gold is empty");
+    }
+    let g = match parse_with(&gold_text, limits, &opts.extra_units) {
+        Ok(p) => p,
+        Err(ParseError::TooComplex(m)) => {
+            let mut v = verdict(Status::TooComplex, format!("gold: {m}"));
+            v.side = Some(Side::Gold);
+            return v;
+        }
+        Err(e) => return verdict(Status::UnparseableGold, format!("gold `{gold_text}`: {e}")),
+    };
+    let g = fill_text(g);
+    let gold_form = Some(g.canonical());
+
+    // The answer.
+    let Some(ex) = extract_limited(answer, opts.extract, limits.max_completion_bytes) else {
+        let mut v = verdict(Status::NoAnswer, "no marked answer found");
+        v.gold_form = gold_form;
+        return v;
+    };
+    let mut base = Verdict {
+        status: Status::Wrong,
+        side: None,
+        extracted: Some(ex.clone()),
+        gold_form,
+        answer_form: None,
+        detail: String::new(),
+    };
+    let a = match parse_parts(&ex, opts, &g) {
+        Ok(a) => a,
+        Err((status, detail)) => {
+            base.status = status;
+            if status == Status::TooComplex {
+                base.side = Some(Side::Answer);
+            }
+            base.detail = detail;
+            return base;
+        }
+    };
+    base.answer_form = Some(a.canonical());
+    if base.answer_form == base.gold_form && !matches!(g.expr, Expr::Text(_)) {
+        base.status = Status::Correct;
+        base.detail = "same canonical form".into();
+        return base;
+    }
+    let mut cx = Cx {
+        opts,
+        b: Budget::new(*limits),
+        how: "",
+        why: None,
+    };
+    match cx.top(&g, &a) {
+        Ok(eq) => {
+            base.status = if eq { Status::Correct } else { Status::Wrong };
+            base.detail = match cx.why {
+                Some(w) => format!("{}: {w}", cx.how),
+                None => cx.how.to_string(),
+            };
+        }
+        Err(EvalError::TooComplex(m)) => {
+            base.status = Status::TooComplex;
+            let mut probe = Budget::new(*limits);
+            let env = Env {
+                vars: &[],
+                reading: PLAIN,
+            };
+            let gold_bad = matches!(
+                eval(&g.expr, &env, &mut probe),
+                Err(EvalError::TooComplex(_))
+            );
+            base.side = Some(if gold_bad { Side::Gold } else { Side::Answer });
+            base.detail = m.to_string();
+        }
+        Err(_) => {
+            base.status = Status::Wrong;
+            base.detail = "not comparable".into();
+        }
+    }
+    base
+}
+
+fn fill_text(mut p: Parsed) -> Parsed {
+    if p.expr == Expr::Text(String::new()) {
+        p.expr = Expr::Text(p.text.clone());
+    }
+    p
+}
+
+fn is_setlike(e: &Expr) -> bool {
+    matches!(e, Expr::Set(_) | Expr::List(_) | Expr::PlusMinus(..))
+}
+
+/// Parses the extracted parts; several different parts are one list against a set gold and a
+/// hedge otherwise.
+fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (Status, String)> {
+    let mut parsed = Vec::with_capacity(ex.parts.len());
+    for part in &ex.parts {
+        if part.trim().is_empty() || part.trim() == "$$" {
+            return Err((Status::NoAnswer, "the answer is empty".into()));
+        }
+        match parse_with(part, &opts.limits, &opts.extra_units) {
+            Ok(p) => parsed.push(fill_text(p)),
+            Err(ParseError::TooComplex(m)) => {
+                return Err((Status::TooComplex, format!("answer: {m}")))
+            }
+            Err(e) => return Err((Status::UnparseableAnswer, format!("answer `{part}`: {e}"))),
+        }
+    }
+    if parsed.len() == 1 {
+        return Ok(parsed.pop().unwrap_or_else(|| unreachable!()));
+    }
+    let forms: Vec<String> = parsed.iter().map(Parsed::canonical).collect();
+    if forms.iter().all(|f| *f == forms[0]) {
+        return Ok(parsed.swap_remove(0));
+    }
+    if is_setlike(&g.expr) {
+        let text = parsed
+            .iter()
+            .map(|p| p.text.as_str())
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut items = Vec::new();
+        for p in parsed {
+            match p.expr {
+                Expr::List(v) | Expr::Set(v) => items.extend(v),
+                e => items.push(e),
+            }
+        }
+        return Ok(Parsed {
+            expr: Expr::List(items),
+            text,
+        });
+    }
+    Err((
+        Status::Wrong,
+        format!(
+            "hedge: {} different final answers ({})",
+            forms.len(),
+            forms.join(" | ")
+        ),
+    ))
+}
+
+struct Cx<'a> {
+    opts: &'a Options,
+    b: Budget,
+    how: &'static str,
+    why: Option<String>,
+}
+
+fn inf_sign(e: &Expr) -> Option<i8> {
+    match e {
+        Expr::Const(Const::Infinity) => Some(1),
+        Expr::Neg(a) => inf_sign(a).map(|s| -s),
+        _ => None,
+    }
+}
+
+/// `x = 3`, `f(x) = 3`: a name on the left that the answer is a value of.
+fn is_name(e: &Expr) -> bool {
+    matches!(e, Expr::Var(_) | Expr::Apply(..))
+}
+
+/// The right side of `x = 3` (or of a chain `x = 5 + 6 = 11`, its last term).
+fn unwrap_assignment(e: &Expr) -> Option<&Expr> {
+    if let Expr::Relation(terms, rels) = e {
+        if rels.iter().all(|r| *r == Rel::Eq) && terms.len() >= 2 {
+            if is_name(&terms[0]) {
+                return terms.last();
+            }
+            if terms.len() == 2 && is_name(&terms[1]) && terms[0].vars().is_empty() {
+                return Some(&terms[0]);
+            }
+        }
+    }
+    None
+}
+
+/// An interval from an inequality in one variable: `x > 3`, `1 < x \le 2`, `3 \ge x`.
+fn inequality_interval(e: &Expr) -> Option<Expr> {
+    let Expr::Relation(terms, rels) = e else {
+        return None;
+    };
+    let inf = |neg: bool| {
+        let i = Expr::Const(Const::Infinity);
+        Box::new(if neg { Expr::Neg(Box::new(i)) } else { i })
+    };
+    let const_term = |t: &Expr| t.vars().is_empty();
+    match (terms.as_slice(), rels.as_slice()) {
+        ([l, r], [rel]) => {
+            let (c, rel) = if matches!(l, Expr::Var(_)) && const_term(r) {
+                (r, *rel)
+            } else if matches!(r, Expr::Var(_)) && const_term(l) {
+                (l, rel.flip())
+            } else {
+                return None;
+            };
+            let c = Box::new(c.clone());
+            Some(match rel {
+                Rel::Lt | Rel::Le => Expr::Interval {
+                    lo: inf(true),
+                    hi: c,
+                    lo_closed: false,
+                    hi_closed: rel == Rel::Le,
+                },
+                Rel::Gt | Rel::Ge => Expr::Interval {
+                    lo: c,
+                    hi: inf(false),
+                    lo_closed: rel == Rel::Ge,
+                    hi_closed: false,
+                },
+                _ => return None,
+            })
+        }
+        ([a, Expr::Var(_), c], [r1, r2]) if const_term(a) && const_term(c) => {
+            let up = |r: &Rel| matches!(r, Rel::Lt | Rel::Le);
+            let down = |r: &Rel| matches!(r, Rel::Gt | Rel::Ge);
+            if up(r1) && up(r2) {
+                Some(Expr::Interval {
+                    lo: Box::new(a.clone()),
+                    hi: Box::new(c.clone()),
+                    lo_closed: *r1 == Rel::Le,
+                    hi_closed: *r2 == Rel::Le,
+                })
+            } else if down(r1) && down(r2) {
+                Some(Expr::Interval {
+                    lo: Box::new(c.clone()),
+                    hi: Box::new(a.clone()),
+                    lo_closed: *r2 == Rel::Ge,
+                    hi_closed: *r1 == Rel::Ge,
+                })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_inequality(e: &Expr) -> bool {
+    matches!(e, Expr::Relation(_, rels) if rels.iter().all(|r| matches!(r, Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge)))
+}
+
+fn is_intervalish(e: &Expr) -> bool {
+    matches!(e, Expr::Interval { .. } | Expr::Union(_))
+}
+
+/// Digits after the point in a written decimal (`3.10` → 2), through sign, `%` and `°`.
+fn decimal_places(e: &Expr) -> Option<(u32, u32)> {
+    match e {
+        Expr::Num(Lit {
+            places: Some(p),
+            sig,
+            ..
+        }) => Some((*p, *sig)),
+        Expr::Neg(a) | Expr::Percent(a) | Expr::Degrees(a) => decimal_places(a),
+        Expr::Mul(v) if e.is_literal() => decimal_places(&v[0]),
+        _ => None,
+    }
+}
+
+fn half_unit(places: u32) -> Q {
+    Q::new(
+        5.into(),
+        num_traits::pow(num_bigint::BigInt::from(10), places as usize + 1),
+    )
+}
+
+impl Cx<'_> {
+    fn top(&mut self, g: &Parsed, a: &Parsed) -> EvalResult<bool> {
+        if let Expr::Text(gt) = &g.expr {
+            self.how = "text";
+            return Ok(*gt == a.text);
+        }
+        if let Expr::Text(_) = &a.expr {
+            self.how = "text";
+            self.why = Some("a text answer against a mathematical gold".into());
+            return Ok(false);
+        }
+        // A lone letter is a choice: compare without case.
+        if let (Expr::Var(x), Expr::Var(y)) = (&g.expr, &a.expr) {
+            self.how = "choice";
+            return Ok(x.eq_ignore_ascii_case(y));
+        }
+        self.same(&g.expr, &a.expr)
+    }
+
+    fn same(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
+        self.b.charge(1)?;
+        // `x = 3` against `3`, and gold `x = 3` against `3`.
+        if !matches!(g, Expr::Relation(..)) {
+            if let Some(rhs) = unwrap_assignment(a) {
+                return self.same(g, rhs);
+            }
+        } else if !matches!(a, Expr::Relation(..)) {
+            if let Some(rhs) = unwrap_assignment(g) {
+                if rhs.vars().is_empty() {
+                    return self.same(rhs, a);
+                }
+            }
+        }
+        // One-element lists and sets against a scalar.
+        if let (false, Expr::List(v)) = (is_setlike(g), a) {
+            if v.len() == 1 {
+                return self.same(g, &v[0]);
+            }
+        }
+        match g {
+            Expr::Set(gs) | Expr::List(gs) => self.set_like(gs, a),
+            Expr::PlusMinus(..) => {
+                let gs = plus_minus_items(g);
+                self.set_like(&gs, a)
+            }
+            Expr::Tuple(gs) => self.tuple(gs, a),
+            Expr::Pair(x, y) => {
+                if is_intervalish(a) || is_inequality(a) {
+                    let gi = Expr::Interval {
+                        lo: x.clone(),
+                        hi: y.clone(),
+                        lo_closed: false,
+                        hi_closed: false,
+                    };
+                    return self.same(&gi, a);
+                }
+                self.tuple(&[(**x).clone(), (**y).clone()], a)
+            }
+            Expr::Interval { .. } | Expr::Union(_) => self.intervals(g, a, false),
+            Expr::Relation(..) => self.relation(g, a),
+            Expr::Matrix { rows, cols, cells } => self.matrix(*rows, *cols, cells, a),
+            Expr::Text(t) => {
+                self.how = "text";
+                Ok(*t == crate::parse::normalize_text(&crate::canon::show(a)))
+            }
+            _ => self.scalar(g, a),
+        }
+    }
+
+    fn set_like(&mut self, gs: &[Expr], a: &Expr) -> EvalResult<bool> {
+        let owned;
+        let as_: &[Expr] = match a {
+            Expr::Set(v) | Expr::List(v) => v,
+            Expr::PlusMinus(..) => {
+                owned = plus_minus_items(a);
+                &owned
+            }
+            _ if gs.len() == 1 => return self.same(&gs[0], a),
+            _ => {
+                self.how = "set";
+                self.why = Some("a single value against a set of answers".into());
+                return Ok(false);
+            }
+        };
+        let how = "set (order ignored)";
+        for x in gs {
+            if !self.any_same(x, as_)? {
+                self.how = how;
+                self.why = Some(format!("missing {}", crate::canon::show(x)));
+                return Ok(false);
+            }
+        }
+        for y in as_ {
+            if !self.any_same_rev(gs, y)? {
+                self.how = how;
+                self.why = Some(format!("extra {}", crate::canon::show(y)));
+                return Ok(false);
+            }
+        }
+        self.how = how;
+        self.why = None;
+        Ok(true)
+    }
+
+    fn any_same(&mut self, x: &Expr, ys: &[Expr]) -> EvalResult<bool> {
+        for y in ys {
+            if self.same(x, y)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn any_same_rev(&mut self, xs: &[Expr], y: &Expr) -> EvalResult<bool> {
+        for x in xs {
+            if self.same(x, y)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn elementwise(&mut self, gs: &[Expr], as_: &[Expr], how: &'static str) -> EvalResult<bool> {
+        if gs.len() != as_.len() {
+            self.how = how;
+            self.why = Some(format!("{} items against {}", as_.len(), gs.len()));
+            return Ok(false);
+        }
+        for (x, y) in gs.iter().zip(as_) {
+            if !self.same(x, y)? {
+                self.how = how;
+                self.why = Some(format!("{} differs", crate::canon::show(y)));
+                return Ok(false);
+            }
+        }
+        self.how = how;
+        self.why = None;
+        Ok(true)
+    }
+
+    fn tuple(&mut self, gs: &[Expr], a: &Expr) -> EvalResult<bool> {
+        let pair;
+        let as_: &[Expr] = match a {
+            Expr::Tuple(v) => v,
+            Expr::Pair(x, y) => {
+                pair = [(**x).clone(), (**y).clone()];
+                &pair
+            }
+            Expr::Matrix { rows, cols, cells } if *rows == 1 || *cols == 1 => cells,
+            _ => {
+                self.how = "tuple";
+                self.why = Some("not a tuple".into());
+                return Ok(false);
+            }
+        };
+        self.elementwise(gs, as_, "tuple (ordered)")
+    }
+
+    fn matrix(&mut self, rows: usize, cols: usize, cells: &[Expr], a: &Expr) -> EvalResult<bool> {
+        match a {
+            Expr::Matrix {
+                rows: r,
+                cols: c,
+                cells: ac,
+            } => {
+                if (*r, *c) != (rows, cols) {
+                    self.how = "matrix";
+                    self.why = Some(format!("shape {r}x{c} against {rows}x{cols}"));
+                    return Ok(false);
+                }
+                self.elementwise(cells, ac, "matrix (elementwise)")
+            }
+            Expr::Tuple(v) if rows == 1 || cols == 1 => self.elementwise(cells, v, "vector"),
+            Expr::Pair(x, y) if rows == 1 || cols == 1 => {
+                self.elementwise(cells, &[(**x).clone(), (**y).clone()], "vector")
+            }
+            _ => {
+                self.how = "matrix";
+                self.why = Some("not a matrix".into());
+                Ok(false)
+            }
+        }
+    }
+
+    fn intervals(&mut self, g: &Expr, a: &Expr, gold_was_inequality: bool) -> EvalResult<bool> {
+        let conv;
+        let a = if is_inequality(a) {
+            let allowed = match self.opts.interval_inequality {
+                IntervalInequality::Equivalent => true,
+                IntervalInequality::GoldInequalityOnly => gold_was_inequality,
+                IntervalInequality::Never => false,
+            };
+            if !allowed {
+                self.how = "interval";
+                self.why = Some("an inequality against an interval (interval_inequality)".into());
+                return Ok(false);
+            }
+            match inequality_interval(a) {
+                Some(i) => {
+                    conv = i;
+                    &conv
+                }
+                None => {
+                    self.how = "interval";
+                    self.why = Some("not an interval".into());
+                    return Ok(false);
+                }
+            }
+        } else {
+            a
+        };
+        let as_pair;
+        let a = match a {
+            Expr::Pair(x, y) => {
+                as_pair = Expr::Interval {
+                    lo: x.clone(),
+                    hi: y.clone(),
+                    lo_closed: false,
+                    hi_closed: false,
+                };
+                &as_pair
+            }
+            _ => a,
+        };
+        let parts = |e: &Expr| -> Vec<Expr> {
+            match e {
+                Expr::Union(v) => v.clone(),
+                e => vec![e.clone()],
+            }
+        };
+        let (gp, ap) = (parts(g), parts(a));
+        if gp.len() != ap.len() {
+            self.how = "interval";
+            self.why = Some(format!("{} pieces against {}", ap.len(), gp.len()));
+            return Ok(false);
+        }
+        for x in &gp {
+            let mut found = false;
+            for y in &ap {
+                if self.interval_eq(x, y)? {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                self.how = "interval (endpoints and openness)";
+                self.why = Some(format!("no match for {}", crate::canon::show(x)));
+                return Ok(false);
+            }
+        }
+        self.how = "interval (endpoints and openness)";
+        self.why = None;
+        Ok(true)
+    }
+
+    fn interval_eq(&mut self, x: &Expr, y: &Expr) -> EvalResult<bool> {
+        match (x, y) {
+            (
+                Expr::Interval {
+                    lo: a,
+                    hi: b,
+                    lo_closed: ac,
+                    hi_closed: bc,
+                },
+                Expr::Interval {
+                    lo: c,
+                    hi: d,
+                    lo_closed: cc,
+                    hi_closed: dc,
+                },
+            ) => Ok(ac == cc && bc == dc && self.endpoint(a, c)? && self.endpoint(b, d)?),
+            (Expr::Set(_), Expr::Set(_)) => self.same(x, y),
+            _ => Ok(false),
+        }
+    }
+
+    fn endpoint(&mut self, x: &Expr, y: &Expr) -> EvalResult<bool> {
+        match (inf_sign(x), inf_sign(y)) {
+            (Some(s), Some(t)) => Ok(s == t),
+            (None, None) => self.scalar(x, y),
+            _ => Ok(false),
+        }
+    }
+
+    fn relation(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
+        let Expr::Relation(gt, gr) = g else {
+            return Ok(false);
+        };
+        if is_inequality(g) && (is_intervalish(a) || matches!(a, Expr::Pair(..))) {
+            if self.opts.interval_inequality == IntervalInequality::Never {
+                self.how = "inequality";
+                self.why = Some("an interval against an inequality (interval_inequality)".into());
+                return Ok(false);
+            }
+            if let Some(gi) = inequality_interval(g) {
+                return self.intervals(&gi, a, true);
+            }
+        }
+        let Expr::Relation(at, ar) = a else {
+            self.how = "relation";
+            self.why = Some("not an equation or inequality".into());
+            return Ok(false);
+        };
+        if is_inequality(g) && is_inequality(a) {
+            if let (Some(gi), Some(ai)) = (inequality_interval(g), inequality_interval(a)) {
+                let r = self.interval_eq(&gi, &ai)?;
+                self.how = "inequality (as intervals)";
+                return Ok(r);
+            }
+        }
+        if gt.len() != 2 || at.len() != 2 {
+            self.how = "relation";
+            return Ok(false);
+        }
+        // Normalise to `f rel 0` with rel in {=, ≠, <, ≤}.
+        let norm = |t: &[Expr], r: Rel| -> (Expr, Rel) {
+            let (l, rr, rel) = match r {
+                Rel::Gt | Rel::Ge => (&t[1], &t[0], r.flip()),
+                _ => (&t[0], &t[1], r),
+            };
+            (
+                Expr::Add(vec![l.clone(), Expr::Neg(Box::new(rr.clone()))]),
+                rel,
+            )
+        };
+        let (fg, rg) = norm(gt, gr[0]);
+        let (fa, ra) = norm(at, ar[0]);
+        if rg != ra {
+            self.how = "relation";
+            self.why = Some("different relation".into());
+            return Ok(false);
+        }
+        let positive_only = matches!(rg, Rel::Lt | Rel::Le);
+        let r = self.proportional(&fg, &fa, positive_only)?;
+        self.how = if positive_only {
+            "inequality up to a positive factor"
+        } else {
+            "equation up to a factor and side swap"
+        };
+        Ok(r)
+    }
+
+    /// `f ≡ c·g` for a constant `c ≠ 0` (positive when asked), checked at sample points.
+    fn proportional(&mut self, f: &Expr, g: &Expr, positive: bool) -> EvalResult<bool> {
+        let mut vars = f.vars();
+        vars.extend(g.vars());
+        vars.sort();
+        vars.dedup();
+        let mut ratio: Option<Num> = None;
+        let mut informative = 0;
+        for k in 0..POINTS {
+            let point = sample_point(&vars, k);
+            let env = Env {
+                vars: &point,
+                reading: PLAIN,
+            };
+            let (Ok(vf), Ok(vg)) = (eval(f, &env, &mut self.b), eval(g, &env, &mut self.b)) else {
+                continue;
+            };
+            match (vf.is_zero(), vg.is_zero()) {
+                (true, true) => continue,
+                (true, false) | (false, true) => return Ok(false),
+                _ => {}
+            }
+            let r = vf.div(&vg, &mut self.b)?;
+            if positive && r.real_f64().is_none_or(|x| x <= 0.0) {
+                return Ok(false);
+            }
+            if let Some(r0) = &ratio {
+                if !self.num_eq_sym(r0, &r) {
+                    return Ok(false);
+                }
+            } else {
+                ratio = Some(r);
+            }
+            informative += 1;
+        }
+        Ok(informative >= 2 || (vars.is_empty() && informative >= 1))
+    }
+
+    fn num_eq_sym(&self, x: &Num, y: &Num) -> bool {
+        match (x, y) {
+            (Num::Exact { .. }, Num::Exact { .. }) => x == y,
+            _ => {
+                let (a, ai) = x.to_c64();
+                let (b, bi) = y.to_c64();
+                let d = (a - b).hypot(ai - bi);
+                let m = a.hypot(ai).max(b.hypot(bi));
+                d <= 1e-9 * m || d <= 1e-12
+            }
+        }
+    }
+
+    fn readings(&self, g: &Expr, a: &Expr) -> Vec<(Reading, Reading)> {
+        let (gp, ap) = (g.has_percent(), a.has_percent());
+        let pct: Vec<(bool, bool)> = match self.opts.percent {
+            Percent::Marker => vec![(false, false)],
+            Percent::Fraction => vec![(true, true)],
+            Percent::Either => match (gp, ap) {
+                (true, false) | (false, true) => vec![(false, false), (gp, ap)],
+                _ => vec![(false, false)],
+            },
+        };
+        let (gd, ad) = (g.has_degrees(), a.has_degrees());
+        let deg: Vec<(bool, bool)> = match self.opts.angles {
+            AngleUnits::Convert if gd != ad => vec![(false, false), (gd, ad)],
+            _ => vec![(false, false)],
+        };
+        let mut out = Vec::with_capacity(pct.len() * deg.len());
+        for (pg, pa) in &pct {
+            for (dg, da) in &deg {
+                out.push((
+                    Reading {
+                        percent_fraction: *pg,
+                        degrees_radians: *dg,
+                    },
+                    Reading {
+                        percent_fraction: *pa,
+                        degrees_radians: *da,
+                    },
+                ));
+            }
+        }
+        out
+    }
+
+    fn scalar(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
+        if a.is_structure() || matches!(a, Expr::PlusMinus(..)) {
+            self.how = "value";
+            self.why = Some("a list, set or relation against a single value".into());
+            return Ok(false);
+        }
+        if let Some(r) = self.base_numbers(g, a) {
+            self.how = "number in a base";
+            return Ok(r);
+        }
+        if let Expr::Text(t) = a {
+            self.how = "text";
+            return Ok(*t == crate::parse::normalize_text(&crate::canon::show(g)));
+        }
+        // Unreduced fractions.
+        if self.opts.unreduced_fractions == UnreducedFractions::Reject {
+            if let (Some((gn, gd)), Some((an, ad))) = (int_fraction(g), int_fraction(a)) {
+                if gn.gcd(&gd) == 1.into() && an.gcd(&ad) != 1.into() {
+                    self.how = "fraction";
+                    self.why = Some("not in lowest terms (unreduced_fractions: reject)".into());
+                    return Ok(false);
+                }
+            }
+        }
+        let mut vars = g.vars();
+        vars.extend(a.vars());
+        vars.sort();
+        vars.dedup();
+        if vars.is_empty() {
+            self.constant(g, a)
+        } else {
+            self.at_points(g, a, &vars)
+        }
+    }
+
+    fn base_numbers(&self, g: &Expr, a: &Expr) -> Option<bool> {
+        match (g, a) {
+            (
+                Expr::Base { digits, base },
+                Expr::Base {
+                    digits: d2,
+                    base: b2,
+                },
+            ) => Some(base == b2 && digits.trim_start_matches('0') == d2.trim_start_matches('0')),
+            (
+                Expr::Base { digits, .. },
+                Expr::Num(Lit {
+                    value,
+                    places: None,
+                    ..
+                }),
+            ) => Some(value.to_integer().to_string() == *digits),
+            (Expr::Base { .. }, _) => Some(false),
+            _ => None,
+        }
+    }
+
+    fn constant(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
+        let mut last_err = None;
+        let readings = self.readings(g, a);
+        for (rg, ra) in readings {
+            let env_g = Env {
+                vars: &[],
+                reading: rg,
+            };
+            let env_a = Env {
+                vars: &[],
+                reading: ra,
+            };
+            let gv = match eval(g, &env_g, &mut self.b) {
+                Ok(v) => v,
+                Err(e @ EvalError::TooComplex(_)) => return Err(e),
+                Err(e) => {
+                    last_err = Some(e);
+                    continue;
+                }
+            };
+            let av = match eval(a, &env_a, &mut self.b) {
+                Ok(v) => v,
+                Err(e @ EvalError::TooComplex(_)) => return Err(e),
+                Err(e) => {
+                    last_err = Some(e);
+                    continue;
+                }
+            };
+            if self.values_equal(g, &gv, a, &av)? {
+                // Restating the question: a computed gold wants a computed answer.
+                if self.opts.unevaluated == Unevaluated::Reject
+                    && g.is_literal()
+                    && !a.is_literal()
+                    && av.as_real_exact().is_some()
+                {
+                    self.how = "value";
+                    self.why = Some("equal but not evaluated (unevaluated: reject)".into());
+                    return Ok(false);
+                }
+                self.why = None;
+                return Ok(true);
+            }
+        }
+        if last_err.is_some() && self.how.is_empty() {
+            self.how = "value";
+            self.why = Some("could not evaluate".into());
+        }
+        Ok(false)
+    }
+
+    fn values_equal(&mut self, g: &Expr, gv: &Num, a: &Expr, av: &Num) -> EvalResult<bool> {
+        let gdec = decimal_places(g);
+        let adec = decimal_places(a);
+        if let (Num::Exact { .. }, Num::Exact { .. }) = (gv, av) {
+            if gv == av {
+                self.how = "exact";
+                return Ok(true);
+            }
+            let (Some(gq), Some(aq)) = (gv.as_real_exact(), av.as_real_exact()) else {
+                self.how = "exact";
+                return Ok(false);
+            };
+            let diff = (gq - aq).abs();
+            if let Some((p, _)) = gdec {
+                self.how = "to the gold's written precision";
+                return Ok(!gq.is_zero() && diff <= half_unit(p));
+            }
+            if let Some((p, sig)) = adec {
+                self.how = "rounded decimal answer";
+                return Ok(sig >= self.opts.min_significant_digits && diff <= half_unit(p));
+            }
+            self.how = "exact";
+            return Ok(false);
+        }
+        let (g0, gi) = gv.to_c64();
+        let (a0, ai) = av.to_c64();
+        let d = (g0 - a0).hypot(gi - ai);
+        if let Some((p, _)) = gdec {
+            self.how = "to the gold's written precision";
+            let tol = q_to_f64(&half_unit(p));
+            return Ok(g0 != 0.0 && d <= tol * (1.0 + 1e-9));
+        }
+        if let Some((p, sig)) = adec {
+            self.how = "rounded decimal answer";
+            let tol = q_to_f64(&half_unit(p));
+            return Ok(sig >= self.opts.min_significant_digits && d <= tol * (1.0 + 1e-9));
+        }
+        self.how = "numeric (1e-9 relative)";
+        let m = g0.hypot(gi).max(a0.hypot(ai));
+        Ok(d <= 1e-9 * m || d <= 1e-12)
+    }
+
+    fn at_points(&mut self, g: &Expr, a: &Expr, vars: &[String]) -> EvalResult<bool> {
+        let mut agree = 0;
+        for k in 0..POINTS {
+            let point = sample_point(vars, k);
+            let env = Env {
+                vars: &point,
+                reading: PLAIN,
+            };
+            let gv = eval(g, &env, &mut self.b);
+            let av = eval(a, &env, &mut self.b);
+            match (gv, av) {
+                (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
+                    return Err(e)
+                }
+                (Ok(x), Ok(y)) => {
+                    if !self.num_eq_sym(&x, &y) {
+                        self.how = "at sample points";
+                        self.why = Some("differs at a sample point".into());
+                        return Ok(false);
+                    }
+                    agree += 1;
+                }
+                (Err(EvalError::NotNumeric), _) | (_, Err(EvalError::NotNumeric)) => {
+                    self.how = "canonical form";
+                    return Ok(crate::canon::show(g) == crate::canon::show(a));
+                }
+                (Err(_), Err(_)) => {}
+                _ => {
+                    self.how = "at sample points";
+                    self.why = Some("defined on one side only".into());
+                    return Ok(false);
+                }
+            }
+        }
+        self.how = "at sample points";
+        Ok(agree >= 3)
+    }
+}
+
+const POINTS: usize = 6;
+
+/// Deterministic rational sample points, different for each variable, positive so that
+/// roots and logs are defined.
+fn sample_point(vars: &[String], k: usize) -> Vec<(String, Num)> {
+    const P: [(i64, i64); 11] = [
+        (7, 5),
+        (13, 11),
+        (17, 7),
+        (3, 8),
+        (29, 13),
+        (11, 3),
+        (5, 9),
+        (23, 6),
+        (19, 17),
+        (31, 10),
+        (2, 7),
+    ];
+    vars.iter()
+        .enumerate()
+        .map(|(j, v)| {
+            let (n, d) = P[(k * 3 + j * 5) % P.len()];
+            (v.clone(), Num::real(Q::new(n.into(), d.into())))
+        })
+        .collect()
+}
+
+fn plus_minus_items(e: &Expr) -> Vec<Expr> {
+    if let Expr::PlusMinus(a, b) = e {
+        let zero = || {
+            Expr::Num(Lit {
+                value: q_int(0),
+                places: None,
+                sig: 1,
+            })
+        };
+        let a = a.as_deref().cloned().unwrap_or_else(zero);
+        vec![
+            Expr::Add(vec![a.clone(), (**b).clone()]),
+            Expr::Add(vec![a, Expr::Neg(b.clone())]),
+        ]
+    } else {
+        vec![e.clone()]
+    }
+}
+
+fn int_fraction(e: &Expr) -> Option<(num_bigint::BigInt, num_bigint::BigInt)> {
+    match e {
+        Expr::Frac(n, d) => match (&**n, &**d) {
+            (Expr::Num(a), Expr::Num(b)) if a.places.is_none() && b.places.is_none() => {
+                Some((a.value.to_integer(), b.value.to_integer()))
+            }
+            _ => None,
+        },
+        Expr::Neg(a) => int_fraction(a),
+        _ => None,
+    }
+}

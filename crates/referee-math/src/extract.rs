@@ -1,0 +1,447 @@
+//! Finding the final answer in a completion. Linear scans over bytes (no regex backtracking, no
+//! recursion), so a megabyte of `\boxed{` costs a megabyte of work.
+//!
+//! The last marker wins (self-correction), but markers written back to back form one answer
+//! list, so `\boxed{1}, \boxed{2}` is a hedge rather than "the last box is 2".
+
+use crate::options::ExtractMode;
+use std::ops::Range;
+
+/// Where an answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    Boxed,
+    AnswerPhrase,
+    Hashes,
+    LastNumber,
+    Whole,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Boxed => "boxed",
+            Source::AnswerPhrase => "answer phrase",
+            Source::Hashes => "####",
+            Source::LastNumber => "last number",
+            Source::Whole => "whole input",
+        }
+    }
+}
+
+/// The extracted answer: one part, or several written back to back (a list or a hedge).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extraction {
+    pub source: Source,
+    /// Byte range in the completion covering all parts.
+    pub span: Range<usize>,
+    pub parts: Vec<String>,
+}
+
+impl Extraction {
+    pub fn text(&self) -> String {
+        self.parts.join(" | ")
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Marker {
+    source: Source,
+    /// Whole marker, for nesting and adjacency.
+    outer: Range<usize>,
+    /// The answer inside it.
+    inner: Range<usize>,
+}
+
+/// Extracts the answer from `text` per `mode`. `None` when nothing is marked.
+pub fn extract(text: &str, mode: ExtractMode) -> Option<Extraction> {
+    extract_limited(text, mode, usize::MAX)
+}
+
+pub(crate) fn extract_limited(
+    text: &str,
+    mode: ExtractMode,
+    max_bytes: usize,
+) -> Option<Extraction> {
+    let (text, offset) = if text.len() > max_bytes {
+        let mut cut = text.len() - max_bytes;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        (&text[cut..], cut)
+    } else {
+        (text, 0)
+    };
+    let shift = |r: Range<usize>| r.start + offset..r.end + offset;
+    match mode {
+        ExtractMode::Bare => {
+            let t = text.trim();
+            if t.is_empty() {
+                return None;
+            }
+            let st = text.len() - text.trim_start().len();
+            Some(Extraction {
+                source: Source::Whole,
+                span: shift(st..st + t.len()),
+                parts: vec![t.to_string()],
+            })
+        }
+        ExtractMode::Markers {
+            boxed,
+            answer_phrase,
+            hashes,
+            last_number,
+        } => {
+            let mut ms = Vec::new();
+            if boxed {
+                find_boxes(text, &mut ms);
+            }
+            if answer_phrase {
+                find_phrases(text, &mut ms);
+            }
+            if hashes {
+                find_hashes(text, &mut ms);
+            }
+            let ms = drop_enclosing(ms);
+            if let Some(ex) = group_last(text, &ms) {
+                return Some(Extraction {
+                    span: shift(ex.span),
+                    ..ex
+                });
+            }
+            if last_number {
+                if let Some(r) = find_last_number(text) {
+                    return Some(Extraction {
+                        source: Source::LastNumber,
+                        span: shift(r.clone()),
+                        parts: vec![text[r].to_string()],
+                    });
+                }
+            }
+            None
+        }
+    }
+}
+
+fn find_boxes(t: &str, out: &mut Vec<Marker>) {
+    let b = t.as_bytes();
+    let mut from = 0;
+    while let Some(k) = t[from..].find('\\') {
+        let i = from + k;
+        from = i + 1;
+        let name_len = if b[i + 1..].starts_with(b"boxed") {
+            5
+        } else if b[i + 1..].starts_with(b"fbox") {
+            4
+        } else {
+            continue;
+        };
+        let mut j = i + 1 + name_len;
+        if b.get(j).is_some_and(u8::is_ascii_alphabetic) {
+            continue;
+        }
+        while b.get(j) == Some(&b' ') {
+            j += 1;
+        }
+        if b.get(j) == Some(&b'{') {
+            if let Some(end) = match_brace(b, j) {
+                out.push(Marker {
+                    source: Source::Boxed,
+                    outer: i..end + 1,
+                    inner: j + 1..end,
+                });
+            }
+        } else if j > i + 1 + name_len {
+            // `\boxed 5`: up to the next space or `$`.
+            let st = j;
+            while j < b.len() && !matches!(b[j], b' ' | b'$' | b'\n' | b',') {
+                j += 1;
+            }
+            if j > st {
+                out.push(Marker {
+                    source: Source::Boxed,
+                    outer: i..j,
+                    inner: st..j,
+                });
+            }
+        }
+    }
+}
+
+/// Index of the `}` closing the `{` at `open`, iteratively.
+fn match_brace(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn find_phrases(t: &str, out: &mut Vec<Marker>) {
+    let lower = t.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    let mut from = 0;
+    while let Some(k) = lower[from..].find("answer") {
+        let i = from + k;
+        from = i + 6;
+        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let mut j = i + 6;
+        let skip = |j: &mut usize| {
+            while *j < b.len() && matches!(b[*j], b' ' | b'*' | b'_' | b'\t') {
+                *j += 1;
+            }
+        };
+        skip(&mut j);
+        if b.get(j) == Some(&b':') {
+            j += 1;
+        } else if lower[j..].starts_with("is")
+            && !b.get(j + 2).is_some_and(u8::is_ascii_alphanumeric)
+        {
+            j += 2;
+            // "the answer is: 5".
+            if b.get(j) == Some(&b':') {
+                j += 1;
+            }
+        } else {
+            continue;
+        }
+        skip(&mut j);
+        // The answer may be on the next line ("**Final Answer:**\n\n72").
+        while j < b.len() && matches!(b[j], b'\n' | b'\r' | b' ' | b'*') {
+            j += 1;
+        }
+        let st = j;
+        let end = sentence_end(t, st);
+        let inner = trim_range(t, st..end);
+        if inner.is_empty() {
+            continue;
+        }
+        out.push(Marker {
+            source: Source::AnswerPhrase,
+            outer: i..end,
+            inner,
+        });
+    }
+}
+
+/// End of the answer after a phrase: the end of a `$..$` span that starts it, else the end of
+/// the sentence or line.
+fn sentence_end(t: &str, st: usize) -> usize {
+    let b = t.as_bytes();
+    if b.get(st) == Some(&b'$') {
+        let dbl = b.get(st + 1) == Some(&b'$');
+        let open = if dbl { 2 } else { 1 };
+        let close = if dbl { "$$" } else { "$" };
+        if let Some(k) = t[st + open..].find(close) {
+            return st + open + k + open;
+        }
+    }
+    if t[st..].starts_with("\\(") || t[st..].starts_with("\\[") {
+        let close = if t[st..].starts_with("\\(") {
+            "\\)"
+        } else {
+            "\\]"
+        };
+        if let Some(k) = t[st + 2..].find(close) {
+            return st + 2 + k + 2;
+        }
+    }
+    let mut i = st;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            b'\n' if depth <= 0 => return i,
+            b'.' if depth <= 0 => {
+                let next = b.get(i + 1).copied().unwrap_or(b' ');
+                if next.is_ascii_whitespace() || next == b'*' {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+fn trim_range(t: &str, r: Range<usize>) -> Range<usize> {
+    let s = &t[r.clone()];
+    let trimmed_start = s.len() - s.trim_start().len();
+    let mut end = r.end;
+    let mut st = r.start + trimmed_start;
+    // Trailing sentence punctuation and markdown.
+    while end > st && matches!(t.as_bytes()[end - 1], b' ' | b'.' | b'*' | b'\r' | b'\t') {
+        end -= 1;
+    }
+    while st < end && t.as_bytes()[st] == b'*' {
+        st += 1;
+    }
+    st..end
+}
+
+fn find_hashes(t: &str, out: &mut Vec<Marker>) {
+    let b = t.as_bytes();
+    let mut line_start = 0;
+    while line_start < b.len() {
+        let line_end = t[line_start..]
+            .find('\n')
+            .map_or(b.len(), |k| line_start + k);
+        let line = &t[line_start..line_end];
+        if line.starts_with("####") && !line.starts_with("#####") {
+            let rest = line[4..].trim_start();
+            let first = rest
+                .trim_start_matches(['$', '\\'])
+                .as_bytes()
+                .first()
+                .copied();
+            // A markdown heading (`#### Step 2`) is not an answer.
+            if first.is_some_and(|c| !c.is_ascii_alphabetic()) {
+                let st = line_end - line[4..].trim_start().len();
+                let inner = trim_range(t, st..line_end);
+                if !inner.is_empty() {
+                    out.push(Marker {
+                        source: Source::Hashes,
+                        outer: line_start..line_end,
+                        inner,
+                    });
+                }
+            }
+        }
+        line_start = line_end + 1;
+    }
+}
+
+/// Drops markers that contain another marker (a phrase around a box keeps the box).
+fn drop_enclosing(mut ms: Vec<Marker>) -> Vec<Marker> {
+    ms.sort_by_key(|m| (m.outer.start, std::cmp::Reverse(m.outer.end)));
+    let mut keep: Vec<Marker> = Vec::with_capacity(ms.len());
+    for m in ms {
+        // Inside the previous kept marker: the inner one replaces it (boxes inside boxes keep
+        // the outer box, whose content is the nested box).
+        if let Some(last) = keep.last() {
+            if m.outer.start >= last.outer.start && m.outer.end <= last.outer.end {
+                if last.source == Source::Boxed && m.source == Source::Boxed {
+                    continue;
+                }
+                keep.pop();
+            } else if m.outer.start < last.outer.end {
+                // Overlap without nesting: keep the later one.
+                keep.pop();
+            }
+        }
+        keep.push(m);
+    }
+    keep
+}
+
+/// Text between two markers that makes them one list: spaces, punctuation, `$`, `\quad`,
+/// `and`, `or`.
+fn is_connector(gap: &str) -> bool {
+    let mut s = gap.trim();
+    if s.len() > 40 {
+        return false;
+    }
+    loop {
+        let before = s.len();
+        s = s.trim_start_matches([' ', ',', ';', '$', '\n', '.', '&', '(', ')', '\\', '*']);
+        for w in [
+            "quad",
+            "qquad",
+            "text{ or }",
+            "text{ and }",
+            "text{or}",
+            "text{and}",
+            "or ",
+            "and ",
+            "or",
+            "and",
+            ",",
+            "\\",
+        ] {
+            if let Some(r) = s.strip_prefix(w) {
+                s = r;
+            }
+        }
+        if s.is_empty() {
+            return true;
+        }
+        if s.len() == before {
+            return false;
+        }
+    }
+}
+
+fn group_last(t: &str, ms: &[Marker]) -> Option<Extraction> {
+    let last = ms.last()?;
+    let mut first = ms.len() - 1;
+    while first > 0 {
+        let prev = &ms[first - 1];
+        let gap = &t[prev.outer.end..ms[first].outer.start];
+        if is_connector(gap) {
+            first -= 1;
+        } else {
+            break;
+        }
+    }
+    let group = &ms[first..];
+    Some(Extraction {
+        source: last.source,
+        span: group[0].outer.start..last.outer.end,
+        parts: group
+            .iter()
+            .map(|m| t[m.inner.clone()].trim().to_string())
+            .collect(),
+    })
+}
+
+/// The last number, or the last `$..$` span, whichever ends later (lenient mode only).
+fn find_last_number(t: &str) -> Option<Range<usize>> {
+    let b = t.as_bytes();
+    let mut i = b.len();
+    while i > 0 {
+        i -= 1;
+        if b[i].is_ascii_digit() {
+            let end = i + 1;
+            let mut st = i;
+            while st > 0
+                && (b[st - 1].is_ascii_digit()
+                    || (matches!(b[st - 1], b'.' | b',') && st >= 2 && b[st - 2].is_ascii_digit()))
+            {
+                st -= 1;
+            }
+            if st > 0 && b[st - 1] == b'-' {
+                st -= 1;
+            }
+            if let Some(m) = last_math_span(t) {
+                if m.end >= end {
+                    return Some(m);
+                }
+            }
+            return Some(st..end);
+        }
+    }
+    last_math_span(t)
+}
+
+fn last_math_span(t: &str) -> Option<Range<usize>> {
+    let close = t.rfind('$')?;
+    let open = t[..close].rfind('$')?;
+    (close > open + 1).then_some(open + 1..close)
+}

@@ -1,0 +1,1475 @@
+//! LaTeX and plain-text answers to [`Expr`]: a lexer that settles what a number is (separators,
+//! decimal commas, scientific notation) and a recursive-descent parser with a depth cap.
+//! Units come from a whitelist: text after a number is only dropped when it is a known unit, so
+//! `1 \text{ or } 2` stays a hedge instead of becoming `1`.
+
+use crate::expr::{Const, Expr, Func, Lit, Rel};
+use crate::num::{q_from_decimal, Budget};
+use crate::options::Limits;
+use num_traits::Zero;
+
+/// Why an answer could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// Not math: the message says where it stopped.
+    Syntax(String),
+    /// A cap was hit (length, depth).
+    TooComplex(&'static str),
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Syntax(m) => write!(f, "{m}"),
+            ParseError::TooComplex(m) => write!(f, "too complex: {m}"),
+        }
+    }
+}
+
+/// A parsed answer.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub(crate) expr: Expr,
+    /// The answer as normalised text, for plain-text comparison (`\text{(C)}` → `c`).
+    pub(crate) text: String,
+}
+
+impl Parsed {
+    /// The canonical form shown in explanations.
+    pub fn canonical(&self) -> String {
+        crate::canon::show(&self.expr)
+    }
+}
+
+/// Parses a bare answer with default limits.
+pub fn parse(s: &str) -> Result<Parsed, ParseError> {
+    parse_with(s, &Limits::default(), &[])
+}
+
+pub(crate) fn parse_with(
+    s: &str,
+    limits: &Limits,
+    extra_units: &[String],
+) -> Result<Parsed, ParseError> {
+    if s.len() > limits.max_answer_bytes {
+        return Err(ParseError::TooComplex("answer too long"));
+    }
+    let text = normalize_text(s);
+    let toks = Lexer::new(s, extra_units).run(limits)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+        max_depth: limits.max_depth,
+        budget: Budget::new(*limits),
+    };
+    let expr = p.top()?;
+    Ok(Parsed { expr, text })
+}
+
+/// Lower case, without LaTeX text wrappers, punctuation and spaces: `\text{(C)}` → `c`.
+pub(crate) fn normalize_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let mut name = String::new();
+            while let Some(&d) = chars.peek() {
+                if d.is_ascii_alphabetic() {
+                    name.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            if matches!(
+                name.as_str(),
+                "text"
+                    | "textbf"
+                    | "textit"
+                    | "mathrm"
+                    | "mathbf"
+                    | "mbox"
+                    | "emph"
+                    | "textrm"
+                    | "left"
+                    | "right"
+                    | "displaystyle"
+                    | "quad"
+                    | "qquad"
+                    | "boxed"
+            ) || name.is_empty()
+            {
+                continue;
+            }
+            out.push_str(&name.to_lowercase());
+        } else if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if matches!(c, '+' | '-' | '=' | '<' | '>' | '/' | '^' | '*' | '|') {
+            out.push(c);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexer
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// Digits of the integer part, digits after the point, exponent.
+    Num(String, Option<String>, i64),
+    Ident(String),
+    /// A run of two or more letters that is not a known name: plain text.
+    Word(String),
+    Cmd(String),
+    Sym(char),
+    /// `\{` and `\}`.
+    SetOpen,
+    SetClose,
+    /// `or`, `and`, `\text{ or }`: a list separator.
+    Conj,
+    Percent,
+    Degree,
+    Begin(String),
+    End(String),
+    RowSep,
+    Amp,
+}
+
+struct Lexer<'a> {
+    s: &'a [u8],
+    src: &'a str,
+    i: usize,
+    out: Vec<Tok>,
+    extra_units: &'a [String],
+    /// Inside `\text{..}`: single-letter units are read as units only there.
+    in_text: usize,
+    /// Brace depth at which each open `\text{` started.
+    text_stack: Vec<usize>,
+    brace: usize,
+}
+
+const UNITS: &[&str] = &[
+    "cm",
+    "mm",
+    "km",
+    "m",
+    "meter",
+    "meters",
+    "metre",
+    "metres",
+    "centimeter",
+    "centimeters",
+    "millimeter",
+    "millimeters",
+    "kilometer",
+    "kilometers",
+    "in",
+    "inch",
+    "inches",
+    "ft",
+    "foot",
+    "feet",
+    "yd",
+    "yard",
+    "yards",
+    "mi",
+    "mile",
+    "miles",
+    "kg",
+    "g",
+    "mg",
+    "gram",
+    "grams",
+    "kilogram",
+    "kilograms",
+    "lb",
+    "lbs",
+    "pound",
+    "pounds",
+    "oz",
+    "ounce",
+    "ounces",
+    "ton",
+    "tons",
+    "l",
+    "ml",
+    "liter",
+    "liters",
+    "litre",
+    "litres",
+    "gallon",
+    "gallons",
+    "quart",
+    "quarts",
+    "pint",
+    "pints",
+    "cup",
+    "cups",
+    "s",
+    "sec",
+    "second",
+    "seconds",
+    "min",
+    "minute",
+    "minutes",
+    "h",
+    "hr",
+    "hrs",
+    "hour",
+    "hours",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "dollar",
+    "dollars",
+    "cent",
+    "cents",
+    "euro",
+    "euros",
+    "mph",
+    "kmh",
+    "unit",
+    "units",
+    "sq",
+    "square",
+    "cubic",
+    "squnits",
+    "inches",
+    "km/h",
+    "m/s",
+    "percent",
+    "percentage",
+    "pct",
+    "degree",
+    "degrees",
+];
+
+fn is_unit(w: &str, extra: &[String]) -> bool {
+    let l = w.to_ascii_lowercase();
+    UNITS.contains(&l.as_str()) || extra.iter().any(|u| u.eq_ignore_ascii_case(&l))
+}
+
+const FUNCS: &[(&str, Func)] = &[
+    ("sin", Func::Sin),
+    ("cos", Func::Cos),
+    ("tan", Func::Tan),
+    ("cot", Func::Cot),
+    ("sec", Func::Sec),
+    ("csc", Func::Csc),
+    ("arcsin", Func::Asin),
+    ("arccos", Func::Acos),
+    ("arctan", Func::Atan),
+    ("sinh", Func::Sinh),
+    ("cosh", Func::Cosh),
+    ("tanh", Func::Tanh),
+    ("ln", Func::Ln),
+    ("log", Func::Log),
+    ("exp", Func::Exp),
+];
+
+const GREEK: &[&str] = &[
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "varepsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "vartheta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "varphi",
+    "chi",
+    "psi",
+    "omega",
+    "Gamma",
+    "Delta",
+    "Theta",
+    "Lambda",
+    "Xi",
+    "Sigma",
+    "Phi",
+    "Psi",
+    "Omega",
+];
+
+impl<'a> Lexer<'a> {
+    fn new(src: &'a str, extra_units: &'a [String]) -> Self {
+        Lexer {
+            s: src.as_bytes(),
+            src,
+            i: 0,
+            out: Vec::new(),
+            extra_units,
+            in_text: 0,
+            text_stack: Vec::new(),
+            brace: 0,
+        }
+    }
+
+    fn peek(&self, k: usize) -> u8 {
+        self.s.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    fn starts(&self, lit: &str) -> bool {
+        self.s[self.i..].starts_with(lit.as_bytes())
+    }
+
+    fn err<T>(&self, m: &str) -> Result<T, ParseError> {
+        Err(ParseError::Syntax(format!("{m} at byte {}", self.i)))
+    }
+
+    fn run(mut self, limits: &Limits) -> Result<Vec<Tok>, ParseError> {
+        let mut depth = 0usize;
+        while self.i < self.s.len() {
+            let c = self.s[self.i];
+            match c {
+                b' ' | b'\t' | b'\n' | b'\r' | b'$' | b'~' | b'`' | b'"' => self.i += 1,
+                b'0'..=b'9' => self.number()?,
+                b'.' if self.peek(1).is_ascii_digit() && !self.prev_is_value() => self.number()?,
+                b'a'..=b'z' | b'A'..=b'Z' => self.word(),
+                b'\\' => self.command()?,
+                b'{' => {
+                    depth += 1;
+                    if depth > limits.max_depth {
+                        return Err(ParseError::TooComplex("nesting too deep"));
+                    }
+                    self.brace += 1;
+                    self.out.push(Tok::Sym('{'));
+                    self.i += 1;
+                }
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    self.i += 1;
+                    if self.text_stack.last() == Some(&self.brace) {
+                        // End of a \text{..}: transparent, no token.
+                        self.text_stack.pop();
+                        self.in_text -= 1;
+                    } else {
+                        self.out.push(Tok::Sym('}'));
+                    }
+                    self.brace = self.brace.saturating_sub(1);
+                }
+                b'%' => {
+                    self.out.push(Tok::Percent);
+                    self.i += 1;
+                }
+                b'&' => {
+                    self.out.push(Tok::Amp);
+                    self.i += 1;
+                }
+                b'^' if self.caret_degree() => self.out.push(Tok::Degree),
+                b'<' | b'>' | b'!' if self.peek(1) == b'=' => {
+                    self.out.push(Tok::Cmd(
+                        match c {
+                            b'<' => "le",
+                            b'>' => "ge",
+                            _ => "ne",
+                        }
+                        .into(),
+                    ));
+                    self.i += 2;
+                }
+                b'+' | b'-' | b'*' | b'/' | b'^' | b'_' | b'(' | b')' | b'[' | b']' | b','
+                | b';' | b'=' | b'<' | b'>' | b'!' | b'|' | b':' | b'\'' | b'.' | b'?' => {
+                    self.out.push(Tok::Sym(c as char));
+                    self.i += 1;
+                }
+                _ if c >= 0x80 => self.unicode()?,
+                _ => return self.err("unexpected character"),
+            }
+        }
+        Ok(self.out)
+    }
+
+    fn prev_is_value(&self) -> bool {
+        matches!(
+            self.out.last(),
+            Some(Tok::Num(..) | Tok::Ident(_) | Tok::Sym(')' | ']' | '}'))
+        )
+    }
+
+    /// `^\circ`, `^{\circ}`: degrees.
+    fn caret_degree(&mut self) -> bool {
+        for lit in [
+            "^\\circ",
+            "^{\\circ}",
+            "^ \\circ",
+            "^{ \\circ }",
+            "^{\\circ }",
+        ] {
+            if self.starts(lit) {
+                self.i += lit.len();
+                return true;
+            }
+        }
+        false
+    }
+
+    fn unicode(&mut self) -> Result<(), ParseError> {
+        let ch = self.src[self.i..].chars().next().unwrap_or('\u{fffd}');
+        let n = ch.len_utf8();
+        let tok = match ch {
+            '\u{2212}' | '\u{2013}' | '\u{2012}' => Some(Tok::Sym('-')),
+            '×' | '⋅' | '·' | '∙' => Some(Tok::Cmd("cdot".into())),
+            '÷' => Some(Tok::Sym('/')),
+            '≤' | '⩽' => Some(Tok::Cmd("le".into())),
+            '≥' | '⩾' => Some(Tok::Cmd("ge".into())),
+            '≠' => Some(Tok::Cmd("ne".into())),
+            'π' => Some(Tok::Cmd("pi".into())),
+            '∞' => Some(Tok::Cmd("infty".into())),
+            '√' => Some(Tok::Cmd("sqrt".into())),
+            '°' => Some(Tok::Degree),
+            '∪' => Some(Tok::Cmd("cup".into())),
+            '±' => Some(Tok::Cmd("pm".into())),
+            '∓' => Some(Tok::Cmd("mp".into())),
+            '∈' => Some(Tok::Cmd("in".into())),
+            '∅' => Some(Tok::Cmd("emptyset".into())),
+            '€' | '£' | '¥' | '₹' | '\u{a0}' | '\u{2009}' | '\u{202f}' | '\u{3000}' => None,
+            '０'..='９' => {
+                // Full-width digits: rewrite the run as ASCII and lex it as a number.
+                let mut digits = String::new();
+                let mut j = self.i;
+                for d in self.src[self.i..].chars() {
+                    match d {
+                        '０'..='９' => {
+                            digits.push(char::from(b'0' + (d as u32 - '０' as u32) as u8));
+                            j += d.len_utf8();
+                        }
+                        _ => break,
+                    }
+                }
+                self.i = j;
+                self.out.push(Tok::Num(digits, None, 0));
+                return Ok(());
+            }
+            _ => return self.err("unexpected character"),
+        };
+        if let Some(t) = tok {
+            self.out.push(t);
+        }
+        self.i += n;
+        Ok(())
+    }
+
+    fn digits(&mut self) -> String {
+        let st = self.i;
+        while self.peek(0).is_ascii_digit() {
+            self.i += 1;
+        }
+        self.src[st..self.i].to_string()
+    }
+
+    /// Exactly three digits next, and no fourth.
+    fn group3_at(&self, at: usize) -> bool {
+        let g = |k| self.s.get(at + k).copied().unwrap_or(0);
+        g(0).is_ascii_digit()
+            && g(1).is_ascii_digit()
+            && g(2).is_ascii_digit()
+            && !g(3).is_ascii_digit()
+    }
+
+    fn number(&mut self) -> Result<(), ParseError> {
+        let mut int = self.digits();
+        let mut frac: Option<String> = None;
+        loop {
+            // Thousands separators: `,`, `{,}`, `\,`, `\!`, `\ ` before exactly three digits.
+            let seps: [&str; 5] = [",", "{,}", "\\,", "\\!", "\\ "];
+            let mut matched = false;
+            if frac.is_none() && !int.is_empty() {
+                for sep in seps {
+                    if self.starts(sep) && self.group3_at(self.i + sep.len()) {
+                        self.i += sep.len();
+                        int.push_str(&self.digits());
+                        matched = true;
+                        break;
+                    }
+                }
+            }
+            if matched {
+                continue;
+            }
+            break;
+        }
+        if frac.is_none() {
+            if self.peek(0) == b'.' && self.peek(1).is_ascii_digit() {
+                self.i += 1;
+                frac = Some(self.digits());
+            } else if self.starts("{,}") && self.s.get(self.i + 3).is_some_and(u8::is_ascii_digit) {
+                // A decimal comma in LaTeX: `3{,}5`.
+                self.i += 3;
+                frac = Some(self.digits());
+            }
+        }
+        // Scientific notation `1.5e3`, `2E-4` (only directly attached).
+        let mut exp = 0i64;
+        if matches!(self.peek(0), b'e' | b'E') {
+            let (sign, k) = match self.peek(1) {
+                b'-' => (-1, 2),
+                b'+' => (1, 2),
+                _ => (1, 1),
+            };
+            if self.peek(k).is_ascii_digit() && !self.peek(k + 1).is_ascii_alphabetic() {
+                let st = self.i + k;
+                let mut j = st;
+                while self.s.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+                if !self.s.get(j).is_some_and(u8::is_ascii_alphabetic) {
+                    let v: i64 = self.src[st..j].parse().unwrap_or(i64::MAX / 2).min(1 << 40);
+                    exp = sign * v;
+                    self.i = j;
+                }
+            }
+        }
+        if int.is_empty() && frac.as_deref().is_none_or(str::is_empty) {
+            return self.err("empty number");
+        }
+        self.out.push(Tok::Num(int, frac, exp));
+        Ok(())
+    }
+
+    fn word(&mut self) {
+        let st = self.i;
+        while self.peek(0).is_ascii_alphabetic() {
+            self.i += 1;
+        }
+        let w = &self.src[st..self.i];
+        let lw = w.to_ascii_lowercase();
+        let tok = match lw.as_str() {
+            "or" | "and" => Tok::Conj,
+            "pi" => Tok::Cmd("pi".into()),
+            "inf" | "infty" | "infinity" => Tok::Cmd("infty".into()),
+            "sqrt" => Tok::Cmd("sqrt".into()),
+            "percent" | "percentage" | "pct" => Tok::Percent,
+            "degree" | "degrees" => Tok::Degree,
+            _ if FUNCS.iter().any(|(n, _)| *n == lw) && w.len() > 1 => Tok::Cmd(lw),
+            _ if w.len() == 1 => {
+                if self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value() {
+                    return;
+                }
+                Tok::Ident(w.to_string())
+            }
+            _ if is_unit(w, self.extra_units) && self.after_value() => {
+                self.skip_unit_power();
+                return;
+            }
+            _ => Tok::Word(w.to_string()),
+        };
+        self.out.push(tok);
+    }
+
+    /// A unit follows a value (`5 cm`, `5\text{ cm}`, `5^\circ\text{C}`).
+    fn after_value(&self) -> bool {
+        matches!(
+            self.out.last(),
+            Some(
+                Tok::Num(..)
+                    | Tok::Sym(')' | '}' | ']')
+                    | Tok::Degree
+                    | Tok::Percent
+                    | Tok::Ident(_)
+            )
+        )
+    }
+
+    /// `cm^2`, `cm^{3}` after a unit.
+    fn skip_unit_power(&mut self) {
+        for lit in ["^2", "^3", "^{2}", "^{3}", "²", "³"] {
+            if self.starts(lit) {
+                self.i += lit.len();
+                return;
+            }
+        }
+    }
+
+    fn command(&mut self) -> Result<(), ParseError> {
+        self.i += 1;
+        let c = self.peek(0);
+        if !c.is_ascii_alphabetic() {
+            self.i += 1;
+            match c {
+                b'{' => self.out.push(Tok::SetOpen),
+                b'}' => self.out.push(Tok::SetClose),
+                b'%' => self.out.push(Tok::Percent),
+                b'\\' => self.out.push(Tok::RowSep),
+                b',' | b';' | b':' | b'!' | b' ' | b'$' | b'(' | b')' | b'[' | b']' | b'>' => {}
+                b'|' => self.out.push(Tok::Sym('|')),
+                _ => return self.err("unknown command"),
+            }
+            return Ok(());
+        }
+        let st = self.i;
+        while self.peek(0).is_ascii_alphabetic() {
+            self.i += 1;
+        }
+        let name = self.src[st..self.i].to_string();
+        match name.as_str() {
+            "left" | "right" | "bigl" | "bigr" | "Bigl" | "Bigr" | "big" | "Big" | "biggl"
+            | "biggr" | "displaystyle" | "textstyle" | "quad" | "qquad" | "limits" | "nolimits"
+            | "boxed" | "fbox" | "mathit" | "mathsf" | "mathtt" | "vec" | "overline" | "bar"
+            | "hat" | "tilde" | "mathcal" | "mathbb" | "mathbf" | "boldsymbol" | "bm" => {
+                // Transparent wrappers: `\left(` is `(`; `\boxed{x}` inside an answer is `{x}`.
+                if matches!(name.as_str(), "left" | "right") && self.peek(0) == b'.' {
+                    self.i += 1;
+                }
+            }
+            "text" | "textbf" | "textit" | "textrm" | "mathrm" | "mbox" | "emph" | "textnormal"
+            | "operatorname" => {
+                if self.peek(0) == b'{' {
+                    self.i += 1;
+                    self.brace += 1;
+                    self.text_stack.push(self.brace);
+                    self.in_text += 1;
+                }
+            }
+            "begin" | "end" => {
+                if self.peek(0) != b'{' {
+                    return self.err("\\begin without an environment");
+                }
+                let st = self.i + 1;
+                let Some(len) = self.src[st..].find('}') else {
+                    return self.err("unclosed environment name");
+                };
+                let env = self.src[st..st + len].trim_end_matches('*').to_string();
+                self.i = st + len + 1;
+                if name == "begin" {
+                    if env == "array" && self.peek(0) == b'{' {
+                        // Column spec `{cc}`.
+                        if let Some(l) = self.src[self.i..].find('}') {
+                            self.i += l + 1;
+                        }
+                    }
+                    self.out.push(Tok::Begin(env));
+                } else {
+                    self.out.push(Tok::End(env));
+                }
+            }
+            "circ" | "degree" => self.out.push(Tok::Degree),
+            "dollar" | "euro" | "pounds" | "cdotp" | "hspace" | "vspace" | "phantom" => {
+                if matches!(name.as_str(), "hspace" | "vspace" | "phantom") && self.peek(0) == b'{'
+                {
+                    if let Some(l) = self.src[self.i..].find('}') {
+                        self.i += l + 1;
+                    }
+                }
+            }
+            "lbrace" => self.out.push(Tok::SetOpen),
+            "rbrace" => self.out.push(Tok::SetClose),
+            "lvert" | "rvert" | "vert" | "mid" => self.out.push(Tok::Sym('|')),
+            "ldots" | "cdots" | "dots" => return self.err("ellipsis is not an answer"),
+            _ => {
+                if self.in_text > 0 && is_unit(&name, self.extra_units) {
+                    return Ok(());
+                }
+                self.out.push(Tok::Cmd(name));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+    depth: usize,
+    max_depth: usize,
+    budget: Budget,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+fn bx(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + k)
+    }
+
+    fn next(&mut self) -> Option<Tok> {
+        let t = self.toks.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn is_sym(&self, c: char) -> bool {
+        self.peek() == Some(&Tok::Sym(c))
+    }
+
+    fn is_cmd(&self, name: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Cmd(n)) if n == name)
+    }
+
+    fn eat_sym(&mut self, c: char) -> bool {
+        if self.is_sym(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn err<T>(&self, m: &str) -> PResult<T> {
+        Err(ParseError::Syntax(format!("{m} (token {})", self.pos)))
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(ParseError::TooComplex("nesting too deep"));
+        }
+        self.budget
+            .charge(1)
+            .map_err(|_| ParseError::TooComplex("parse step budget"))
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn top(&mut self) -> PResult<Expr> {
+        // Trailing sentence punctuation.
+        while matches!(
+            self.toks.last(),
+            Some(Tok::Sym('.' | ',' | ';' | ':' | '?' | '!'))
+        ) && !(self.toks.len() >= 2
+            && matches!(self.toks.last(), Some(Tok::Sym('!')))
+            && matches!(
+                self.toks[self.toks.len() - 2],
+                Tok::Num(..) | Tok::Sym(')' | '}')
+            ))
+        {
+            self.toks.pop();
+        }
+        // Leading `is`, `:` and similar lead-ins are not part of the answer.
+        while matches!(self.peek(), Some(Tok::Sym(':'))) {
+            self.pos += 1;
+        }
+        if self.toks.is_empty() {
+            return self.err("empty answer");
+        }
+        if self.is_text_answer() {
+            return Ok(Expr::Text(String::new()));
+        }
+        // Multi-letter words in an otherwise mathematical answer are products of letters.
+        let mut split = Vec::with_capacity(self.toks.len());
+        for t in self.toks.drain(..) {
+            match t {
+                Tok::Word(w) => split.extend(w.chars().map(|c| Tok::Ident(c.to_string()))),
+                t => split.push(t),
+            }
+        }
+        self.toks = split;
+        let e = self.list()?;
+        if self.pos < self.toks.len() {
+            return self.err("unexpected token");
+        }
+        Ok(e)
+    }
+
+    /// Plain text: a word of four or more letters, or only words and punctuation.
+    fn is_text_answer(&self) -> bool {
+        let long_word = self
+            .toks
+            .iter()
+            .any(|t| matches!(t, Tok::Word(w) if w.len() >= 4));
+        let only_words = self.toks.iter().all(|t| {
+            matches!(
+                t,
+                Tok::Word(_) | Tok::Ident(_) | Tok::Sym('(' | ')' | '.' | ',' | ':' | '\'' | '-')
+            )
+        }) && self.toks.iter().any(|t| matches!(t, Tok::Word(_)));
+        long_word || only_words
+    }
+
+    fn at_separator(&self) -> bool {
+        matches!(self.peek(), Some(Tok::Sym(',' | ';') | Tok::Conj))
+    }
+
+    fn list(&mut self) -> PResult<Expr> {
+        let first = self.item()?;
+        if !self.at_separator() {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.at_separator() {
+            self.pos += 1;
+            // `1, 2, and 3`.
+            while self.at_separator() {
+                self.pos += 1;
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            items.push(self.item()?);
+        }
+        Ok(Expr::List(items))
+    }
+
+    fn relop(&self) -> Option<Rel> {
+        match self.peek()? {
+            Tok::Sym('=') => Some(Rel::Eq),
+            Tok::Sym('<') => Some(Rel::Lt),
+            Tok::Sym('>') => Some(Rel::Gt),
+            Tok::Cmd(n) => match n.as_str() {
+                "le" | "leq" | "leqslant" => Some(Rel::Le),
+                "ge" | "geq" | "geqslant" => Some(Rel::Ge),
+                "ne" | "neq" => Some(Rel::Ne),
+                "approx" | "equiv" | "in" | "coloneqq" => Some(Rel::Eq),
+                "lt" => Some(Rel::Lt),
+                "gt" => Some(Rel::Gt),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn item(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let first = self.union()?;
+        let mut terms = vec![first];
+        let mut rels = Vec::new();
+        while let Some(r) = self.relop() {
+            self.pos += 1;
+            rels.push(r);
+            terms.push(self.union()?);
+        }
+        self.leave();
+        Ok(if rels.is_empty() {
+            terms.pop().unwrap_or(Expr::List(vec![]))
+        } else {
+            Expr::Relation(terms, rels)
+        })
+    }
+
+    fn union(&mut self) -> PResult<Expr> {
+        let first = self.additive()?;
+        let is_cup =
+            |p: &Parser| p.is_cmd("cup") || matches!(p.peek(), Some(Tok::Ident(u)) if u == "U");
+        if !is_cup(self) {
+            return Ok(first);
+        }
+        let mut parts = vec![first];
+        while is_cup(self) {
+            self.pos += 1;
+            parts.push(self.additive()?);
+        }
+        Ok(Expr::Union(parts))
+    }
+
+    fn additive(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let mut terms: Vec<Expr> = Vec::new();
+        let mut pm: Option<Expr> = None;
+        let mut first = true;
+        loop {
+            let sign = match self.peek() {
+                Some(Tok::Sym('+')) => Some(1),
+                Some(Tok::Sym('-')) => Some(-1),
+                Some(Tok::Cmd(n)) if n == "pm" || n == "mp" => Some(0),
+                _ => None,
+            };
+            if sign.is_none() && !first {
+                break;
+            }
+            if let Some(sg) = sign {
+                self.pos += 1;
+                let t = self.term()?;
+                match sg {
+                    1 => terms.push(t),
+                    -1 => terms.push(Expr::Neg(bx(t))),
+                    _ => {
+                        if pm.is_some() {
+                            return self.err("two ± in one expression");
+                        }
+                        pm = Some(t);
+                    }
+                }
+            } else {
+                terms.push(self.term()?);
+            }
+            first = false;
+        }
+        self.leave();
+        let sum = match terms.len() {
+            0 => None,
+            1 => terms.pop(),
+            _ => Some(Expr::Add(terms)),
+        };
+        Ok(match pm {
+            Some(b) => Expr::PlusMinus(sum.map(bx), bx(b)),
+            None => sum.ok_or_else(|| ParseError::Syntax("empty expression".into()))?,
+        })
+    }
+
+    fn starts_primary(&self) -> bool {
+        match self.peek() {
+            Some(Tok::Num(..) | Tok::Ident(_) | Tok::SetOpen | Tok::Begin(_)) => true,
+            Some(Tok::Sym('(' | '{' | '[' | '|')) => true,
+            Some(Tok::Cmd(n)) => !matches!(
+                n.as_str(),
+                "cdot"
+                    | "times"
+                    | "div"
+                    | "pm"
+                    | "mp"
+                    | "cup"
+                    | "le"
+                    | "leq"
+                    | "leqslant"
+                    | "ge"
+                    | "geq"
+                    | "geqslant"
+                    | "ne"
+                    | "neq"
+                    | "approx"
+                    | "equiv"
+                    | "in"
+                    | "lt"
+                    | "gt"
+                    | "rangle"
+                    | "rfloor"
+                    | "rceil"
+                    | "coloneqq"
+                    | "to"
+                    | "right"
+            ),
+            _ => false,
+        }
+    }
+
+    fn term(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let mut factors = vec![self.unary()?];
+        loop {
+            if self.is_cmd("cdot") || self.is_cmd("times") || self.is_sym('*') {
+                self.pos += 1;
+                factors.push(self.unary()?);
+            } else if self.is_sym('/') || self.is_cmd("div") {
+                self.pos += 1;
+                let d = self.unary()?;
+                let n = if factors.len() == 1 {
+                    factors.pop().unwrap_or(Expr::List(vec![]))
+                } else {
+                    Expr::Mul(std::mem::take(&mut factors))
+                };
+                factors.push(Expr::Frac(bx(n), bx(d)));
+            } else if self.starts_primary() && !self.is_sym('|') {
+                // Implicit multiplication, and mixed numbers `7\frac{3}{4}`, `7 3/4`.
+                if factors.len() == 1 {
+                    if let Expr::Num(Lit { places: None, .. }) = &factors[0] {
+                        if let Some(m) = self.try_mixed(&factors[0])? {
+                            factors[0] = m;
+                            continue;
+                        }
+                        if matches!(self.peek(), Some(Tok::Num(..))) {
+                            return self.err("two numbers in a row");
+                        }
+                    }
+                }
+                if matches!(self.peek(), Some(Tok::Num(..)))
+                    && matches!(factors.last(), Some(Expr::Num(_)))
+                {
+                    return self.err("two numbers in a row");
+                }
+                factors.push(self.unary()?);
+            } else {
+                break;
+            }
+        }
+        self.leave();
+        Ok(if factors.len() == 1 {
+            factors.pop().unwrap_or(Expr::List(vec![]))
+        } else {
+            Expr::Mul(factors)
+        })
+    }
+
+    /// `7\frac{3}{4}` or `7 3/4` where the fraction is proper and made of integers.
+    fn try_mixed(&mut self, whole: &Expr) -> PResult<Option<Expr>> {
+        let save = self.pos;
+        let frac = if self.is_cmd("frac") || self.is_cmd("dfrac") || self.is_cmd("tfrac") {
+            self.unary()?
+        } else if matches!(self.peek(), Some(Tok::Num(_, None, 0)))
+            && self.peek_at(1) == Some(&Tok::Sym('/'))
+            && matches!(self.peek_at(2), Some(Tok::Num(_, None, 0)))
+        {
+            let n = self.primary()?;
+            self.pos += 1;
+            let d = self.primary()?;
+            Expr::Frac(bx(n), bx(d))
+        } else {
+            return Ok(None);
+        };
+        if let Expr::Frac(n, d) = &frac {
+            if let (Expr::Num(a), Expr::Num(b)) = (&**n, &**d) {
+                if a.places.is_none()
+                    && b.places.is_none()
+                    && a.value < b.value
+                    && !a.value.is_zero()
+                {
+                    return Ok(Some(Expr::Mixed(bx(whole.clone()), bx(frac))));
+                }
+            }
+        }
+        self.pos = save;
+        Ok(None)
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let e = if self.eat_sym('-') {
+            Expr::Neg(bx(self.unary()?))
+        } else if self.eat_sym('+') {
+            self.unary()?
+        } else {
+            self.power()?
+        };
+        self.leave();
+        Ok(e)
+    }
+
+    fn power(&mut self) -> PResult<Expr> {
+        let base = self.postfix()?;
+        if self.eat_sym('^') {
+            let exp = self.script_arg()?;
+            let e = Expr::Pow(bx(base), bx(exp));
+            return self.postfix_ops(e);
+        }
+        Ok(base)
+    }
+
+    /// The argument of `^`, `_`, `\frac`, `\sqrt` written without braces: one token (one digit).
+    fn script_arg(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = match self.peek().cloned() {
+            Some(Tok::Sym('{')) => self.primary(),
+            Some(Tok::Sym('-')) => {
+                self.pos += 1;
+                Ok(Expr::Neg(bx(self.script_arg()?)))
+            }
+            Some(Tok::Num(..)) => self.primary(),
+            _ => self.postfix(),
+        };
+        self.leave();
+        r
+    }
+
+    /// One digit of a multi-digit number for `\frac12`, leaving the rest in the stream.
+    fn single_digit(&mut self) -> Option<Expr> {
+        if let Some(Tok::Num(int, None, 0)) = self.peek().cloned() {
+            if int.len() > 1 {
+                let (d, rest) = int.split_at(1);
+                self.toks[self.pos] = Tok::Num(rest.to_string(), None, 0);
+                return Some(int_lit(d));
+            }
+        }
+        None
+    }
+
+    fn latex_arg(&mut self) -> PResult<Expr> {
+        if let Some(d) = self.single_digit() {
+            return Ok(d);
+        }
+        self.script_arg()
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let p = self.primary()?;
+        self.postfix_ops(p)
+    }
+
+    fn postfix_ops(&mut self, mut e: Expr) -> PResult<Expr> {
+        loop {
+            match self.peek() {
+                Some(Tok::Sym('!')) => {
+                    self.pos += 1;
+                    e = Expr::Factorial(bx(e));
+                }
+                Some(Tok::Percent) => {
+                    self.pos += 1;
+                    e = Expr::Percent(bx(e));
+                }
+                Some(Tok::Degree) => {
+                    self.pos += 1;
+                    e = Expr::Degrees(bx(e));
+                }
+                Some(Tok::Sym('\'')) => {
+                    self.pos += 1;
+                    if let Expr::Var(v) = e {
+                        e = Expr::Var(format!("{v}'"));
+                    } else {
+                        return self.err("prime on a non-variable");
+                    }
+                }
+                Some(Tok::Sym('_')) => {
+                    self.pos += 1;
+                    e = self.subscript(e)?;
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    fn subscript(&mut self, e: Expr) -> PResult<Expr> {
+        let sub = self.script_arg()?;
+        match e {
+            Expr::Num(Lit {
+                value,
+                places: None,
+                ..
+            }) => {
+                let base = match sub {
+                    Expr::Num(Lit {
+                        value: b,
+                        places: None,
+                        ..
+                    }) => b,
+                    _ => return self.err("base subscript must be a number"),
+                };
+                let base = base.to_integer();
+                let base: u32 = base
+                    .try_into()
+                    .map_err(|_| ParseError::Syntax("bad base".into()))?;
+                if !(2..=36).contains(&base) {
+                    return self.err("base out of range");
+                }
+                let digits = value.to_integer().to_string();
+                if digits
+                    .chars()
+                    .any(|c| c.to_digit(36).is_none_or(|d| d >= base))
+                {
+                    return self.err("digit not valid in its base");
+                }
+                Ok(Expr::Base { digits, base })
+            }
+            Expr::Var(v) => Ok(Expr::Var(format!("{v}_{}", crate::canon::show(&sub)))),
+            _ => self.err("subscript on an expression"),
+        }
+    }
+
+    fn group_until(&mut self, close: &[Tok]) -> PResult<(Vec<Expr>, Tok)> {
+        let mut items = Vec::new();
+        loop {
+            if let Some(t) = self.peek() {
+                if close.contains(t) {
+                    let t = t.clone();
+                    self.pos += 1;
+                    return Ok((items, t));
+                }
+            } else {
+                return self.err("unclosed bracket");
+            }
+            items.push(self.item()?);
+            if self.at_separator() {
+                self.pos += 1;
+            } else if let Some(t) = self.peek() {
+                if !close.contains(t) {
+                    return self.err("expected a comma or a closing bracket");
+                }
+            }
+        }
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.primary_inner();
+        self.leave();
+        r
+    }
+
+    fn primary_inner(&mut self) -> PResult<Expr> {
+        let Some(t) = self.next() else {
+            return self.err("unexpected end");
+        };
+        match t {
+            Tok::Num(int, frac, exp) => self.number(&int, frac.as_deref(), exp),
+            Tok::Ident(name) => Ok(match name.as_str() {
+                "e" => Expr::Const(Const::E),
+                "i" => Expr::Const(Const::I),
+                _ => {
+                    if self.is_sym('(')
+                        && name.chars().all(|c| c.is_ascii_lowercase())
+                        && name != "x"
+                    {
+                        // f(x): an applied unknown function.
+                        if let Some(Tok::Ident(_) | Tok::Num(..)) = self.peek_at(1) {
+                            if self.peek_at(2) == Some(&Tok::Sym(')'))
+                                && matches!(name.as_str(), "f" | "g" | "h" | "p" | "q")
+                            {
+                                self.pos += 1;
+                                let arg = self.item()?;
+                                self.pos += 1;
+                                return Ok(Expr::Apply(name, vec![arg]));
+                            }
+                        }
+                    }
+                    Expr::Var(name)
+                }
+            }),
+            Tok::Word(w) => Ok(Expr::Text(w.to_lowercase())),
+            Tok::Sym('{') => {
+                let (items, _) = self.group_until(&[Tok::Sym('}')])?;
+                match items.len() {
+                    0 => self.err("empty group"),
+                    1 => Ok(items.into_iter().next().unwrap_or(Expr::List(vec![]))),
+                    _ => Ok(Expr::Set(items)),
+                }
+            }
+            Tok::SetOpen => {
+                let (items, _) = self.group_until(&[Tok::SetClose])?;
+                Ok(Expr::Set(items))
+            }
+            Tok::Sym(open @ ('(' | '[')) => {
+                let (mut items, close) = self.group_until(&[Tok::Sym(')'), Tok::Sym(']')])?;
+                let close = if close == Tok::Sym(')') { ')' } else { ']' };
+                match (items.len(), open, close) {
+                    (0, _, _) => self.err("empty brackets"),
+                    (1, '(', ')') | (1, '[', ']') => Ok(items.pop().unwrap_or(Expr::List(vec![]))),
+                    (2, '(', ')') => {
+                        let hi = items.pop().unwrap_or(Expr::List(vec![]));
+                        let lo = items.pop().unwrap_or(Expr::List(vec![]));
+                        if is_inf(&lo) || is_inf(&hi) {
+                            Ok(interval(lo, hi, false, false))
+                        } else {
+                            Ok(Expr::Pair(bx(lo), bx(hi)))
+                        }
+                    }
+                    (2, _, _) => {
+                        let hi = items.pop().unwrap_or(Expr::List(vec![]));
+                        let lo = items.pop().unwrap_or(Expr::List(vec![]));
+                        Ok(interval(lo, hi, open == '[', close == ']'))
+                    }
+                    (_, '(', ')') | (_, '[', ']') => Ok(Expr::Tuple(items)),
+                    _ => self.err("mismatched brackets"),
+                }
+            }
+            Tok::Sym('|') => {
+                let inner = self.additive()?;
+                if !self.eat_sym('|') {
+                    return self.err("unclosed |");
+                }
+                Ok(Expr::Func(Func::Abs, bx(inner)))
+            }
+            Tok::Begin(env) => self.matrix(&env),
+            Tok::Cmd(name) => self.command(&name),
+            Tok::Percent => self.err("stray %"),
+            _ => self.err("unexpected token"),
+        }
+    }
+
+    fn number(&mut self, int: &str, frac: Option<&str>, exp: i64) -> PResult<Expr> {
+        let f = frac.unwrap_or("");
+        let value = q_from_decimal(int, f, exp, &mut self.budget).map_err(|e| match e {
+            crate::num::EvalError::TooComplex(m) => ParseError::TooComplex(m),
+            _ => ParseError::Syntax("bad number".into()),
+        })?;
+        let all = format!("{int}{f}");
+        let sig = all.trim_start_matches('0').len().max(1) as u32;
+        let places = frac.map(|f| f.len() as u32).or((exp != 0).then_some(0));
+        let places = match (places, exp) {
+            (Some(p), e) if e != 0 => Some((i64::from(p) - e).max(0) as u32),
+            (p, _) => p,
+        };
+        Ok(Expr::Num(Lit { value, places, sig }))
+    }
+
+    fn command(&mut self, name: &str) -> PResult<Expr> {
+        match name {
+            "frac" | "dfrac" | "tfrac" | "cfrac" => {
+                let n = self.latex_arg()?;
+                let d = self.latex_arg()?;
+                Ok(Expr::Frac(bx(n), bx(d)))
+            }
+            "sqrt" => {
+                let idx = if self.eat_sym('[') {
+                    let (mut items, _) = self.group_until(&[Tok::Sym(']')])?;
+                    if items.len() != 1 {
+                        return self.err("bad root index");
+                    }
+                    items.pop().unwrap_or(Expr::List(vec![]))
+                } else {
+                    int_lit("2")
+                };
+                let arg = self.latex_arg()?;
+                Ok(Expr::Root(bx(arg), bx(idx)))
+            }
+            "binom" | "dbinom" | "tbinom" => {
+                let n = self.latex_arg()?;
+                let k = self.latex_arg()?;
+                Ok(Expr::Binom(bx(n), bx(k)))
+            }
+            "pi" => Ok(Expr::Const(Const::Pi)),
+            "infty" | "infinity" => Ok(Expr::Const(Const::Infinity)),
+            "emptyset" | "varnothing" => Ok(Expr::Set(vec![])),
+            "langle" => {
+                let (items, _) = self.group_until(&[Tok::Cmd("rangle".into())])?;
+                Ok(Expr::Tuple(items))
+            }
+            "lfloor" | "lceil" => {
+                let inner = self.additive()?;
+                let close = if name == "lfloor" { "rfloor" } else { "rceil" };
+                if !self.is_cmd(close) {
+                    return self.err("unclosed floor/ceil");
+                }
+                self.pos += 1;
+                Ok(Expr::Func(
+                    if name == "lfloor" {
+                        Func::Floor
+                    } else {
+                        Func::Ceil
+                    },
+                    bx(inner),
+                ))
+            }
+            "pm" | "mp" => {
+                let b = self.unary()?;
+                Ok(Expr::PlusMinus(None, bx(b)))
+            }
+            _ => {
+                if let Some((_, f)) = FUNCS.iter().find(|(n, _)| *n == name) {
+                    return self.function(*f);
+                }
+                if GREEK.contains(&name) {
+                    return Ok(Expr::Var(name.to_string()));
+                }
+                self.err(&format!("unknown command \\{name}"))
+            }
+        }
+    }
+
+    fn function(&mut self, f: Func) -> PResult<Expr> {
+        // \log_2 x, \sin^2 x.
+        let mut base = None;
+        let mut power = None;
+        if f == Func::Log && self.eat_sym('_') {
+            base = Some(self.script_arg()?);
+        }
+        if self.eat_sym('^') {
+            power = Some(self.script_arg()?);
+        }
+        let arg = if self.is_sym('(') || self.is_sym('{') {
+            self.primary()?
+        } else {
+            self.power()?
+        };
+        let mut e = match base {
+            Some(b) => Expr::LogBase(bx(b), bx(arg)),
+            None => Expr::Func(f, bx(arg)),
+        };
+        if let Some(p) = power {
+            // \sin^{-1} is arcsin.
+            if matches!(&p, Expr::Neg(n) if matches!(&**n, Expr::Num(l) if l.value == crate::num::q_int(1)))
+            {
+                if let Expr::Func(g, a) = e {
+                    let inv = match g {
+                        Func::Sin => Func::Asin,
+                        Func::Cos => Func::Acos,
+                        Func::Tan => Func::Atan,
+                        _ => return self.err("inverse of this function"),
+                    };
+                    return Ok(Expr::Func(inv, a));
+                }
+            }
+            e = Expr::Pow(bx(e), bx(p));
+        }
+        Ok(e)
+    }
+
+    fn matrix(&mut self, env: &str) -> PResult<Expr> {
+        if !matches!(
+            env,
+            "pmatrix" | "bmatrix" | "Bmatrix" | "matrix" | "smallmatrix" | "array"
+        ) {
+            return self.err(&format!("environment {env}"));
+        }
+        let mut rows: Vec<Vec<Expr>> = vec![vec![]];
+        loop {
+            match self.peek() {
+                None => return self.err("unclosed matrix"),
+                Some(Tok::End(e)) if e == env => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(Tok::RowSep) => {
+                    self.pos += 1;
+                    rows.push(vec![]);
+                }
+                Some(Tok::Amp) => {
+                    self.pos += 1;
+                }
+                _ => {
+                    let cell = self.item()?;
+                    if let Some(r) = rows.last_mut() {
+                        r.push(cell);
+                    }
+                }
+            }
+        }
+        if rows.last().is_some_and(Vec::is_empty) {
+            rows.pop();
+        }
+        let cols = rows.first().map_or(0, Vec::len);
+        if cols == 0 || rows.iter().any(|r| r.len() != cols) {
+            return self.err("ragged matrix");
+        }
+        Ok(Expr::Matrix {
+            rows: rows.len(),
+            cols,
+            cells: rows.into_iter().flatten().collect(),
+        })
+    }
+}
+
+fn int_lit(d: &str) -> Expr {
+    Expr::Num(Lit {
+        value: crate::num::Q::from_integer(d.parse().unwrap_or_default()),
+        places: None,
+        sig: d.len() as u32,
+    })
+}
+
+fn is_inf(e: &Expr) -> bool {
+    match e {
+        Expr::Const(Const::Infinity) => true,
+        Expr::Neg(a) => is_inf(a),
+        _ => false,
+    }
+}
+
+fn interval(lo: Expr, hi: Expr, lo_closed: bool, hi_closed: bool) -> Expr {
+    Expr::Interval {
+        lo: bx(lo),
+        hi: bx(hi),
+        lo_closed,
+        hi_closed,
+    }
+}
