@@ -96,6 +96,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::contains::compile,
     },
     ComponentInfo {
+        type_name: "math_equiv",
+        group: "rule",
+        source: src!("rule/math_equiv.rs"),
+        schema: schema_of::<r::math_equiv::MathEquivSpec>,
+        compile: r::math_equiv::compile,
+    },
+    ComponentInfo {
         type_name: "numeric",
         group: "rule",
         source: src!("rule/numeric.rs"),

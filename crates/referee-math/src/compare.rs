@@ -509,16 +509,13 @@ impl Cx<'_> {
                 self.why = Some("an inequality against an interval (interval_inequality)".into());
                 return Ok(false);
             }
-            match inequality_interval(a) {
-                Some(i) => {
-                    conv = i;
-                    &conv
-                }
-                None => {
-                    self.how = "interval";
-                    self.why = Some("not an interval".into());
-                    return Ok(false);
-                }
+            if let Some(i) = inequality_interval(a) {
+                conv = i;
+                &conv
+            } else {
+                self.how = "interval";
+                self.why = Some("not an interval".into());
+                return Ok(false);
             }
         } else {
             a
@@ -681,7 +678,7 @@ impl Cx<'_> {
                 return Ok(false);
             }
             if let Some(r0) = &ratio {
-                if !self.num_eq_sym(r0, &r) {
+                if !Self::num_eq_sym(r0, &r) {
                     return Ok(false);
                 }
             } else {
@@ -692,16 +689,15 @@ impl Cx<'_> {
         Ok(informative >= 2 || (vars.is_empty() && informative >= 1))
     }
 
-    fn num_eq_sym(&self, x: &Num, y: &Num) -> bool {
-        match (x, y) {
-            (Num::Exact { .. }, Num::Exact { .. }) => x == y,
-            _ => {
-                let (a, ai) = x.to_c64();
-                let (b, bi) = y.to_c64();
-                let d = (a - b).hypot(ai - bi);
-                let m = a.hypot(ai).max(b.hypot(bi));
-                d <= 1e-9 * m || d <= 1e-12
-            }
+    fn num_eq_sym(x: &Num, y: &Num) -> bool {
+        if let (Num::Exact { .. }, Num::Exact { .. }) = (x, y) {
+            x == y
+        } else {
+            let (a, ai) = x.to_c64();
+            let (b, bi) = y.to_c64();
+            let d = (a - b).hypot(ai - bi);
+            let m = a.hypot(ai).max(b.hypot(bi));
+            d <= 1e-9 * m || d <= 1e-12
         }
     }
 
@@ -744,7 +740,7 @@ impl Cx<'_> {
             self.why = Some("a list, set or relation against a single value".into());
             return Ok(false);
         }
-        if let Some(r) = self.base_numbers(g, a) {
+        if let Some(r) = Self::base_numbers(g, a) {
             self.how = "number in a base";
             return Ok(r);
         }
@@ -773,7 +769,7 @@ impl Cx<'_> {
         }
     }
 
-    fn base_numbers(&self, g: &Expr, a: &Expr) -> Option<bool> {
+    fn base_numbers(g: &Expr, a: &Expr) -> Option<bool> {
         match (g, a) {
             (
                 Expr::Base { digits, base },
@@ -823,7 +819,7 @@ impl Cx<'_> {
                     continue;
                 }
             };
-            if self.values_equal(g, &gv, a, &av)? {
+            if self.values_equal(g, &gv, a, &av) {
                 // Restating the question: a computed gold wants a computed answer.
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
@@ -845,29 +841,29 @@ impl Cx<'_> {
         Ok(false)
     }
 
-    fn values_equal(&mut self, g: &Expr, gv: &Num, a: &Expr, av: &Num) -> EvalResult<bool> {
+    fn values_equal(&mut self, g: &Expr, gv: &Num, a: &Expr, av: &Num) -> bool {
         let gdec = decimal_places(g);
         let adec = decimal_places(a);
         if let (Num::Exact { .. }, Num::Exact { .. }) = (gv, av) {
             if gv == av {
                 self.how = "exact";
-                return Ok(true);
+                return true;
             }
             let (Some(gq), Some(aq)) = (gv.as_real_exact(), av.as_real_exact()) else {
                 self.how = "exact";
-                return Ok(false);
+                return false;
             };
             let diff = (gq - aq).abs();
             if let Some((p, _)) = gdec {
                 self.how = "to the gold's written precision";
-                return Ok(!gq.is_zero() && diff <= half_unit(p));
+                return !gq.is_zero() && diff <= half_unit(p);
             }
             if let Some((p, sig)) = adec {
                 self.how = "rounded decimal answer";
-                return Ok(sig >= self.opts.min_significant_digits && diff <= half_unit(p));
+                return sig >= self.opts.min_significant_digits && diff <= half_unit(p);
             }
             self.how = "exact";
-            return Ok(false);
+            return false;
         }
         let (g0, gi) = gv.to_c64();
         let (a0, ai) = av.to_c64();
@@ -875,16 +871,16 @@ impl Cx<'_> {
         if let Some((p, _)) = gdec {
             self.how = "to the gold's written precision";
             let tol = q_to_f64(&half_unit(p));
-            return Ok(g0 != 0.0 && d <= tol * (1.0 + 1e-9));
+            return g0 != 0.0 && d <= tol * (1.0 + 1e-9);
         }
         if let Some((p, sig)) = adec {
             self.how = "rounded decimal answer";
             let tol = q_to_f64(&half_unit(p));
-            return Ok(sig >= self.opts.min_significant_digits && d <= tol * (1.0 + 1e-9));
+            return sig >= self.opts.min_significant_digits && d <= tol * (1.0 + 1e-9);
         }
         self.how = "numeric (1e-9 relative)";
         let m = g0.hypot(gi).max(a0.hypot(ai));
-        Ok(d <= 1e-9 * m || d <= 1e-12)
+        d <= 1e-9 * m || d <= 1e-12
     }
 
     fn at_points(&mut self, g: &Expr, a: &Expr, vars: &[String]) -> EvalResult<bool> {
@@ -902,7 +898,7 @@ impl Cx<'_> {
                     return Err(e)
                 }
                 (Ok(x), Ok(y)) => {
-                    if !self.num_eq_sym(&x, &y) {
+                    if !Self::num_eq_sym(&x, &y) {
                         self.how = "at sample points";
                         self.why = Some("differs at a sample point".into());
                         return Ok(false);

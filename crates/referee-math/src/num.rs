@@ -130,19 +130,16 @@ impl Num {
 
     pub fn add(&self, o: &Num, b: &mut Budget) -> EvalResult<Num> {
         b.charge(1)?;
-        match (self, o) {
-            (Num::Exact { re: a, im: ai }, Num::Exact { re: c, im: ci }) => {
-                let re = a + c;
-                let im = ai + ci;
-                b.check_bits(&re)?;
-                b.check_bits(&im)?;
-                Ok(Num::Exact { re, im })
-            }
-            _ => {
-                let (a, ai) = self.to_c64();
-                let (c, ci) = o.to_c64();
-                Num::approx(a + c, ai + ci)
-            }
+        if let (Num::Exact { re: a, im: ai }, Num::Exact { re: c, im: ci }) = (self, o) {
+            let re = a + c;
+            let im = ai + ci;
+            b.check_bits(&re)?;
+            b.check_bits(&im)?;
+            Ok(Num::Exact { re, im })
+        } else {
+            let (a, ai) = self.to_c64();
+            let (c, ci) = o.to_c64();
+            Num::approx(a + c, ai + ci)
         }
     }
 
@@ -155,22 +152,19 @@ impl Num {
 
     pub fn mul(&self, o: &Num, b: &mut Budget) -> EvalResult<Num> {
         b.charge(1)?;
-        match (self, o) {
-            (Num::Exact { re: a, im: ai }, Num::Exact { re: c, im: ci }) => {
-                let (re, im) = if ai.is_zero() && ci.is_zero() {
-                    (a * c, Q::zero())
-                } else {
-                    (a * c - ai * ci, a * ci + ai * c)
-                };
-                b.check_bits(&re)?;
-                b.check_bits(&im)?;
-                Ok(Num::Exact { re, im })
-            }
-            _ => {
-                let (a, ai) = self.to_c64();
-                let (c, ci) = o.to_c64();
-                Num::approx(a * c - ai * ci, a * ci + ai * c)
-            }
+        if let (Num::Exact { re: a, im: ai }, Num::Exact { re: c, im: ci }) = (self, o) {
+            let (re, im) = if ai.is_zero() && ci.is_zero() {
+                (a * c, Q::zero())
+            } else {
+                (a * c - ai * ci, a * ci + ai * c)
+            };
+            b.check_bits(&re)?;
+            b.check_bits(&im)?;
+            Ok(Num::Exact { re, im })
+        } else {
+            let (a, ai) = self.to_c64();
+            let (c, ci) = o.to_c64();
+            Num::approx(a * c - ai * ci, a * ci + ai * c)
         }
     }
 

@@ -701,6 +701,7 @@ struct Parser {
 
 type PResult<T> = Result<T, ParseError>;
 
+#[allow(clippy::unnecessary_box_returns)] // the point of it: shorthand for boxing children
 fn bx(e: Expr) -> Box<Expr> {
     Box::new(e)
 }
@@ -932,8 +933,13 @@ impl Parser {
 
     fn starts_primary(&self) -> bool {
         match self.peek() {
-            Some(Tok::Num(..) | Tok::Ident(_) | Tok::SetOpen | Tok::Begin(_)) => true,
-            Some(Tok::Sym('(' | '{' | '[' | '|')) => true,
+            Some(
+                Tok::Num(..)
+                | Tok::Ident(_)
+                | Tok::SetOpen
+                | Tok::Begin(_)
+                | Tok::Sym('(' | '{' | '[' | '|'),
+            ) => true,
             Some(Tok::Cmd(n)) => !matches!(
                 n.as_str(),
                 "cdot"
@@ -1071,12 +1077,11 @@ impl Parser {
     fn script_arg(&mut self) -> PResult<Expr> {
         self.enter()?;
         let r = match self.peek().cloned() {
-            Some(Tok::Sym('{')) => self.primary(),
             Some(Tok::Sym('-')) => {
                 self.pos += 1;
                 Ok(Expr::Neg(bx(self.script_arg()?)))
             }
-            Some(Tok::Num(..)) => self.primary(),
+            Some(Tok::Sym('{') | Tok::Num(..)) => self.primary(),
             _ => self.postfix(),
         };
         self.leave();
@@ -1147,13 +1152,13 @@ impl Parser {
                 places: None,
                 ..
             }) => {
-                let base = match sub {
-                    Expr::Num(Lit {
-                        value: b,
-                        places: None,
-                        ..
-                    }) => b,
-                    _ => return self.err("base subscript must be a number"),
+                let Expr::Num(Lit {
+                    value: base,
+                    places: None,
+                    ..
+                }) = sub
+                else {
+                    return self.err("base subscript must be a number");
                 };
                 let base = base.to_integer();
                 let base: u32 = base

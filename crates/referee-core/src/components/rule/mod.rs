@@ -4,6 +4,7 @@ pub mod choice;
 pub mod contains;
 pub mod format;
 pub mod length;
+pub mod math_equiv;
 pub mod numeric;
 pub mod regex;
 mod scan;
