@@ -5,7 +5,7 @@
 use crate::eval::{eval, Env, Reading, PLAIN};
 use crate::expr::{Const, Expr, Lit, Rel};
 use crate::extract::{extract_limited, Extraction};
-use crate::num::{q_int, q_to_f64, Budget, EvalError, EvalResult, Num, Q};
+use crate::num::{q_to_f64, Budget, EvalError, EvalResult, Num, Q};
 use crate::options::{
     AngleUnits, ExtractMode, GoldForm, IntervalInequality, Options, Percent, Unevaluated,
     UnreducedFractions,
@@ -157,6 +157,33 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
     }
     let forms: Vec<String> = parsed.iter().map(Parsed::canonical).collect();
     if forms.iter().all(|f| *f == forms[0]) {
+        return Ok(parsed.swap_remove(0));
+    }
+    // The same value written twice (`\boxed{5}` then `\boxed{5.0}`) is not a hedge.
+    let mut cx = Cx {
+        opts,
+        b: Budget::new(opts.limits),
+        how: "",
+        why: None,
+    };
+    let mut all_same = true;
+    for p in &parsed[1..] {
+        match cx.same(&parsed[0].expr, &p.expr) {
+            Ok(true) => {}
+            Ok(false) => {
+                all_same = false;
+                break;
+            }
+            Err(EvalError::TooComplex(m)) => {
+                return Err((Status::TooComplex, format!("answer: {m}")))
+            }
+            Err(_) => {
+                all_same = false;
+                break;
+            }
+        }
+    }
+    if all_same && !is_setlike(&g.expr) {
         return Ok(parsed.swap_remove(0));
     }
     if is_setlike(&g.expr) {
@@ -520,6 +547,23 @@ impl Cx<'_> {
         } else {
             a
         };
+        let from_list;
+        let a = match a {
+            Expr::List(items) if items.iter().all(is_inequality) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for it in items {
+                    let Some(i) = inequality_interval(it) else {
+                        self.how = "interval";
+                        self.why = Some("not an interval".into());
+                        return Ok(false);
+                    };
+                    parts.push(i);
+                }
+                from_list = Expr::Union(parts);
+                &from_list
+            }
+            _ => a,
+        };
         let as_pair;
         let a = match a {
             Expr::Pair(x, y) => {
@@ -539,7 +583,7 @@ impl Cx<'_> {
                 e => vec![e.clone()],
             }
         };
-        let (gp, ap) = (parts(g), parts(a));
+        let (gp, ap) = (merge_union(parts(g)), merge_union(parts(a)));
         if gp.len() != ap.len() {
             self.how = "interval";
             self.why = Some(format!("{} pieces against {}", ap.len(), gp.len()));
@@ -821,10 +865,14 @@ impl Cx<'_> {
             };
             if self.values_equal(g, &gv, a, &av) {
                 // Restating the question: a computed gold wants a computed answer.
+                // Against a literal gold only a literal answer counts, unless the match went
+                // through a degrees/radians conversion (`45^\circ` is `\frac{\pi}{4}`).
+                let converted = rg.degrees_radians || ra.degrees_radians;
+                let exact_literal = g.is_literal() && decimal_places(g).is_none() && !converted;
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
                     && !a.is_literal()
-                    && av.as_real_exact().is_some()
+                    && (exact_literal || av.as_real_exact().is_some())
                 {
                     self.how = "value";
                     self.why = Some("equal but not evaluated (unevaluated: reject)".into());
@@ -949,20 +997,76 @@ fn sample_point(vars: &[String], k: usize) -> Vec<(String, Num)> {
         .collect()
 }
 
+/// Merges overlapping or touching intervals (`[1,2] ∪ [2,3]` is `[1,3]`) when every endpoint
+/// has a numeric value; otherwise leaves the pieces as written.
+fn merge_union(parts: Vec<Expr>) -> Vec<Expr> {
+    if parts.len() < 2 {
+        return parts;
+    }
+    let val = |e: &Expr| -> Option<f64> {
+        if let Some(s) = inf_sign(e) {
+            return Some(f64::INFINITY * f64::from(s));
+        }
+        let mut b = Budget::new(crate::options::Limits::default());
+        let env = Env {
+            vars: &[],
+            reading: PLAIN,
+        };
+        eval(e, &env, &mut b).ok()?.real_f64()
+    };
+    let mut iv = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let Expr::Interval {
+            lo,
+            hi,
+            lo_closed,
+            hi_closed,
+        } = p
+        else {
+            return parts;
+        };
+        let (Some(l), Some(h)) = (val(lo), val(hi)) else {
+            return parts;
+        };
+        iv.push((l, h, p.clone(), *lo_closed, *hi_closed));
+    }
+    iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<(f64, f64, Expr, bool, bool)> = Vec::with_capacity(iv.len());
+    for cur in iv {
+        if let Some(last) = out.last_mut() {
+            let touches = cur.0 < last.1 || (cur.0 == last.1 && (last.4 || cur.3));
+            if touches {
+                if cur.1 > last.1 || (cur.1 == last.1 && cur.4) {
+                    let Expr::Interval { hi, .. } = &cur.2 else {
+                        continue;
+                    };
+                    if let Expr::Interval {
+                        hi: lh, hi_closed, ..
+                    } = &mut last.2
+                    {
+                        *lh = hi.clone();
+                        *hi_closed = cur.4;
+                    }
+                    last.1 = cur.1;
+                    last.4 = cur.4;
+                }
+                continue;
+            }
+        }
+        out.push(cur);
+    }
+    out.into_iter().map(|x| x.2).collect()
+}
+
 fn plus_minus_items(e: &Expr) -> Vec<Expr> {
     if let Expr::PlusMinus(a, b) = e {
-        let zero = || {
-            Expr::Num(Lit {
-                value: q_int(0),
-                places: None,
-                sig: 1,
-            })
-        };
-        let a = a.as_deref().cloned().unwrap_or_else(zero);
-        vec![
-            Expr::Add(vec![a.clone(), (**b).clone()]),
-            Expr::Add(vec![a, Expr::Neg(b.clone())]),
-        ]
+        match a {
+            None => vec![(**b).clone(), Expr::Neg(b.clone())],
+            Some(a) => vec![
+                Expr::Add(vec![(**a).clone(), (**b).clone()]),
+                Expr::Add(vec![(**a).clone(), Expr::Neg(b.clone())]),
+            ],
+        }
     } else {
         vec![e.clone()]
     }

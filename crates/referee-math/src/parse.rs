@@ -149,6 +149,8 @@ struct Lexer<'a> {
     /// Brace depth at which each open `\text{` started.
     text_stack: Vec<usize>,
     brace: usize,
+    /// Where the last skipped unit word ended, so a `^2` after its `\text{}` goes with it.
+    unit_end: usize,
 }
 
 const UNITS: &[&str] = &[
@@ -323,6 +325,7 @@ impl<'a> Lexer<'a> {
             in_text: 0,
             text_stack: Vec::new(),
             brace: 0,
+            unit_end: usize::MAX,
         }
     }
 
@@ -364,6 +367,10 @@ impl<'a> Lexer<'a> {
                         // End of a \text{..}: transparent, no token.
                         self.text_stack.pop();
                         self.in_text -= 1;
+                        if self.unit_end == self.i - 1 {
+                            // `20 \text{ cm}^2`: the power belongs to the unit.
+                            self.skip_unit_power();
+                        }
                     } else {
                         self.out.push(Tok::Sym('}'));
                     }
@@ -393,6 +400,15 @@ impl<'a> Lexer<'a> {
                 | b';' | b'=' | b'<' | b'>' | b'!' | b'|' | b':' | b'\'' | b'.' | b'?' => {
                     self.out.push(Tok::Sym(c as char));
                     self.i += 1;
+                }
+                _ if c >= 0x80
+                    && self.src[self.i..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_alphabetic)
+                    && !self.src[self.i..].starts_with('π') =>
+                {
+                    self.word();
                 }
                 _ if c >= 0x80 => self.unicode()?,
                 _ => return self.err("unexpected character"),
@@ -550,8 +566,11 @@ impl<'a> Lexer<'a> {
 
     fn word(&mut self) {
         let st = self.i;
-        while self.peek(0).is_ascii_alphabetic() {
-            self.i += 1;
+        for ch in self.src[st..].chars() {
+            if !ch.is_alphabetic() || ch == 'π' {
+                break;
+            }
+            self.i += ch.len_utf8();
         }
         let w = &self.src[st..self.i];
         let lw = w.to_ascii_lowercase();
@@ -565,12 +584,14 @@ impl<'a> Lexer<'a> {
             _ if FUNCS.iter().any(|(n, _)| *n == lw) && w.len() > 1 => Tok::Cmd(lw),
             _ if w.len() == 1 => {
                 if self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value() {
+                    self.unit_end = self.i;
                     return;
                 }
                 Tok::Ident(w.to_string())
             }
             _ if is_unit(w, self.extra_units) && self.after_value() => {
                 self.skip_unit_power();
+                self.unit_end = self.i;
                 return;
             }
             _ => Tok::Word(w.to_string()),
@@ -778,6 +799,19 @@ impl Parser {
             return self.err("empty answer");
         }
         if self.is_text_answer() {
+            let words: Vec<&str> = self
+                .toks
+                .iter()
+                .filter_map(|t| match t {
+                    Tok::Word(w) => Some(w.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if let [w] = words.as_slice() {
+                if let Some(n) = number_word(w) {
+                    return Ok(int_lit(&n.to_string()));
+                }
+            }
             return Ok(Expr::Text(String::new()));
         }
         // Multi-letter words in an otherwise mathematical answer are products of letters.
@@ -993,7 +1027,7 @@ impl Parser {
                 if factors.len() == 1 {
                     if let Expr::Num(Lit { places: None, .. }) = &factors[0] {
                         if let Some(m) = self.try_mixed(&factors[0])? {
-                            factors[0] = m;
+                            factors[0] = self.postfix_ops(m)?;
                             continue;
                         }
                         if matches!(self.peek(), Some(Tok::Num(..))) {
@@ -1023,7 +1057,7 @@ impl Parser {
     fn try_mixed(&mut self, whole: &Expr) -> PResult<Option<Expr>> {
         let save = self.pos;
         let frac = if self.is_cmd("frac") || self.is_cmd("dfrac") || self.is_cmd("tfrac") {
-            self.unary()?
+            self.primary()?
         } else if matches!(self.peek(), Some(Tok::Num(_, None, 0)))
             && self.peek_at(1) == Some(&Tok::Sym('/'))
             && matches!(self.peek_at(2), Some(Tok::Num(_, None, 0)))
@@ -1460,6 +1494,54 @@ fn int_lit(d: &str) -> Expr {
         places: None,
         sig: d.len() as u32,
     })
+}
+
+/// `five` → 5: number words a model may write instead of digits.
+fn number_word(w: &str) -> Option<u32> {
+    const SMALL: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    const TENS: [(&str, u32); 7] = [
+        ("thirty", 30),
+        ("forty", 40),
+        ("fifty", 50),
+        ("sixty", 60),
+        ("seventy", 70),
+        ("eighty", 80),
+        ("ninety", 90),
+    ];
+    let l = w.to_ascii_lowercase();
+    if let Some(k) = SMALL.iter().position(|s| *s == l) {
+        return Some(k as u32);
+    }
+    TENS.iter()
+        .find(|(s, _)| *s == l)
+        .map(|(_, v)| *v)
+        .or(match l.as_str() {
+            "hundred" => Some(100),
+            "thousand" => Some(1000),
+            _ => None,
+        })
 }
 
 fn is_inf(e: &Expr) -> bool {
