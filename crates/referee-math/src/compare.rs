@@ -139,6 +139,12 @@ fn is_setlike(e: &Expr) -> bool {
 /// Parses the extracted parts; several different parts are one list against a set gold and a
 /// hedge otherwise.
 fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (Status, String)> {
+    if ex.parts.len() > MAX_PARTS {
+        return Err((
+            Status::TooComplex,
+            format!("{} answers written back to back", ex.parts.len()),
+        ));
+    }
     let mut parsed = Vec::with_capacity(ex.parts.len());
     for part in &ex.parts {
         if part.trim().is_empty() || part.trim() == "$$" {
@@ -170,14 +176,10 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
     for p in &parsed[1..] {
         match cx.same(&parsed[0].expr, &p.expr) {
             Ok(true) => {}
-            Ok(false) => {
-                all_same = false;
-                break;
-            }
             Err(EvalError::TooComplex(m)) => {
                 return Err((Status::TooComplex, format!("answer: {m}")))
             }
-            Err(_) => {
+            Ok(false) | Err(_) => {
                 all_same = false;
                 break;
             }
@@ -972,6 +974,9 @@ impl Cx<'_> {
 
 const POINTS: usize = 6;
 
+/// More answers than this written back to back is spraying, not a list.
+const MAX_PARTS: usize = 256;
+
 /// Deterministic rational sample points, different for each variable, positive so that
 /// roots and logs are defined.
 fn sample_point(vars: &[String], k: usize) -> Vec<(String, Num)> {
@@ -1044,7 +1049,7 @@ fn merge_union(parts: Vec<Expr>) -> Vec<Expr> {
                         hi: lh, hi_closed, ..
                     } = &mut last.2
                     {
-                        *lh = hi.clone();
+                        lh.clone_from(hi);
                         *hi_closed = cur.4;
                     }
                     last.1 = cur.1;

@@ -124,8 +124,32 @@ pub(crate) fn extract_limited(
     }
 }
 
+/// Matching braces for the whole text in one pass: (open, close) pairs sorted by open. One
+/// pass keeps `\boxed{` repeated 100,000 times linear instead of quadratic.
+fn brace_pairs(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut stack = Vec::new();
+    let mut pairs = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => stack.push(i),
+            b'}' => {
+                if let Some(o) = stack.pop() {
+                    pairs.push((o, i));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
 fn find_boxes(t: &str, out: &mut Vec<Marker>) {
     let b = t.as_bytes();
+    let mut pairs: Option<Vec<(usize, usize)>> = None;
     let mut from = 0;
     while let Some(k) = t[from..].find('\\') {
         let i = from + k;
@@ -145,7 +169,12 @@ fn find_boxes(t: &str, out: &mut Vec<Marker>) {
             j += 1;
         }
         if b.get(j) == Some(&b'{') {
-            if let Some(end) = match_brace(b, j) {
+            let pairs = pairs.get_or_insert_with(|| brace_pairs(b));
+            let close = pairs
+                .binary_search_by_key(&j, |p| p.0)
+                .ok()
+                .map(|k| pairs[k].1);
+            if let Some(end) = close {
                 out.push(Marker {
                     source: Source::Boxed,
                     outer: i..end + 1,
@@ -167,27 +196,6 @@ fn find_boxes(t: &str, out: &mut Vec<Marker>) {
             }
         }
     }
-}
-
-/// Index of the `}` closing the `{` at `open`, iteratively.
-fn match_brace(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 1,
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 fn find_phrases(t: &str, out: &mut Vec<Marker>) {
@@ -243,24 +251,55 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
 /// the sentence or line.
 fn sentence_end(t: &str, st: usize) -> usize {
     let b = t.as_bytes();
+    let mut math_end = None;
     if b.get(st) == Some(&b'$') {
         let dbl = b.get(st + 1) == Some(&b'$');
         let open = if dbl { 2 } else { 1 };
         let close = if dbl { "$$" } else { "$" };
         if let Some(k) = t[st + open..].find(close) {
-            return st + open + k + open;
+            math_end = Some(st + open + k + open);
         }
-    }
-    if t[st..].starts_with("\\(") || t[st..].starts_with("\\[") {
+    } else if t[st..].starts_with("\\(") || t[st..].starts_with("\\[") {
         let close = if t[st..].starts_with("\\(") {
             "\\)"
         } else {
             "\\]"
         };
         if let Some(k) = t[st + 2..].find(close) {
-            return st + 2 + k + 2;
+            math_end = Some(st + 2 + k + 2);
         }
     }
+    let end = plain_sentence_end(t, math_end.unwrap_or(st));
+    match math_end {
+        // `$1$ or $2$`: the answer goes on, and is a hedge. `$5$ because ...` ends at the `$`.
+        Some(m) => {
+            let rest = t[m..end].trim_start().to_ascii_lowercase();
+            let goes_on = [
+                "or ",
+                "or$",
+                "and ",
+                ",",
+                ";",
+                "\\text{ or",
+                "\\text{or",
+                "/",
+                "\\pm",
+                "±",
+            ]
+            .iter()
+            .any(|c| rest.starts_with(c));
+            if goes_on {
+                end
+            } else {
+                m
+            }
+        }
+        None => end,
+    }
+}
+
+fn plain_sentence_end(t: &str, st: usize) -> usize {
+    let b = t.as_bytes();
     let mut i = st;
     let mut depth = 0i32;
     while i < b.len() {
