@@ -67,6 +67,14 @@ fn score_gsm8k_example() {
 }
 
 #[test]
+fn score_math_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/math/spec.yaml",
+        "examples/math/samples.jsonl"
+    ));
+}
+
+#[test]
 fn score_r1_example() {
     insta::assert_snapshot!(score_example(
         "examples/r1-format/spec.yaml",
