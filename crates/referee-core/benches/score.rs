@@ -68,6 +68,11 @@ const COMPONENTS: &[(&str, &str, &str)] = &[
         "{type: length, unit: tokens, penalty: soft_overlong, max: 4096, buffer: 512}",
     ),
     ("choice", "choice", "{type: choice, reference: B}"),
+    (
+        "math_equiv",
+        "math_equiv",
+        "{type: math_equiv, reference: '{{item.solution}}'}",
+    ),
 ];
 
 /// splitmix64: a tiny, well-known PRNG, so the bench needs no `rand` dependency.
