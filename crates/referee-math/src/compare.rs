@@ -232,15 +232,23 @@ fn inf_sign(e: &Expr) -> Option<i8> {
 }
 
 /// `x = 3`, `f(x) = 3`: a name on the left that the answer is a value of.
+/// A name for the unknown(s): `x`, `f(x)`, `(p, q)`, `AB`, `|AB|`, `\frac{NO}{BO}`, `V_1:V_2`.
 fn is_name(e: &Expr) -> bool {
-    matches!(e, Expr::Var(_) | Expr::Apply(..))
+    match e {
+        Expr::Var(_) | Expr::Apply(..) => true,
+        Expr::Pair(a, b) | Expr::Frac(a, b) => is_name(a) && is_name(b),
+        Expr::Tuple(v) | Expr::Mul(v) => v.iter().all(is_name),
+        Expr::Func(crate::expr::Func::Abs, a) => is_name(a),
+        _ => false,
+    }
 }
 
 /// The right side of `x = 3` (or of a chain `x = 5 + 6 = 11`, its last term).
 fn unwrap_assignment(e: &Expr) -> Option<&Expr> {
     if let Expr::Relation(terms, rels) = e {
         if rels.iter().all(|r| *r == Rel::Eq) && terms.len() >= 2 {
-            if is_name(&terms[0]) {
+            // `x = 5 + 6 = 11`, and value chains `\frac13 \approx 0.3333`: the last term.
+            if is_name(&terms[0]) || terms.iter().all(|t| t.vars().is_empty()) {
                 return terms.last();
             }
             if terms.len() == 2 && is_name(&terms[1]) && terms[0].vars().is_empty() {
@@ -263,9 +271,9 @@ fn inequality_interval(e: &Expr) -> Option<Expr> {
     let const_term = |t: &Expr| t.vars().is_empty();
     match (terms.as_slice(), rels.as_slice()) {
         ([l, r], [rel]) => {
-            let (c, rel) = if matches!(l, Expr::Var(_)) && const_term(r) {
+            let (c, rel) = if is_name(l) && const_term(r) {
                 (r, *rel)
-            } else if matches!(r, Expr::Var(_)) && const_term(l) {
+            } else if is_name(r) && const_term(l) {
                 (l, rel.flip())
             } else {
                 return None;
@@ -287,7 +295,7 @@ fn inequality_interval(e: &Expr) -> Option<Expr> {
                 _ => return None,
             })
         }
-        ([a, Expr::Var(_), c], [r1, r2]) if const_term(a) && const_term(c) => {
+        ([a, v, c], [r1, r2]) if is_name(v) && const_term(a) && const_term(c) => {
             let up = |r: &Rel| matches!(r, Rel::Lt | Rel::Le);
             let down = |r: &Rel| matches!(r, Rel::Gt | Rel::Ge);
             if up(r1) && up(r2) {
@@ -362,17 +370,19 @@ impl Cx<'_> {
 
     fn same(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
         self.b.charge(1)?;
-        // `x = 3` against `3`, and gold `x = 3` against `3`.
-        if !matches!(g, Expr::Relation(..)) {
-            if let Some(rhs) = unwrap_assignment(a) {
-                return self.same(g, rhs);
+        // `x = 3` against `3`, gold `x = 3` against `3`, `x = 11` against `x = 5 + 6 = 11`,
+        // and `x \in [1, 2]` against `1 \le x \le 2`.
+        let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty());
+        let aa = unwrap_assignment(a);
+        match (ga, aa) {
+            (Some(gr), Some(ar)) => return self.same(gr, ar),
+            (None, Some(ar)) if !matches!(g, Expr::Relation(..)) || is_intervalish(ar) => {
+                return self.same(g, ar)
             }
-        } else if !matches!(a, Expr::Relation(..)) {
-            if let Some(rhs) = unwrap_assignment(g) {
-                if rhs.vars().is_empty() {
-                    return self.same(rhs, a);
-                }
+            (Some(gr), None) if !matches!(a, Expr::Relation(..)) || is_intervalish(gr) => {
+                return self.same(gr, a)
             }
+            _ => {}
         }
         // One-element lists and sets against a scalar.
         if let (false, Expr::List(v)) = (is_setlike(g), a) {

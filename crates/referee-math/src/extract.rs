@@ -233,8 +233,14 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
         while j < b.len() && matches!(b[j], b'\n' | b'\r' | b' ' | b'*') {
             j += 1;
         }
-        let st = j;
+        let mut st = j;
         let end = sentence_end(t, st);
+        // "Answer: The largest $n$ is 34." — the answer is what follows the last ` is `.
+        if b.get(st).is_some_and(u8::is_ascii_alphabetic) {
+            if let Some(k) = lower[st..end].rfind(" is ") {
+                st += k + 4;
+            }
+        }
         let inner = trim_range(t, st..end);
         if inner.is_empty() {
             continue;

@@ -149,6 +149,8 @@ struct Lexer<'a> {
     /// Brace depth at which each open `\text{` started.
     text_stack: Vec<usize>,
     brace: usize,
+    /// Open `(` and `[` (a bare comma inside them is never a thousands separator).
+    brackets: usize,
     /// Where the last skipped unit word ended, so a `^2` after its `\text{}` goes with it.
     unit_end: usize,
 }
@@ -325,6 +327,7 @@ impl<'a> Lexer<'a> {
             in_text: 0,
             text_stack: Vec::new(),
             brace: 0,
+            brackets: 0,
             unit_end: usize::MAX,
         }
     }
@@ -398,6 +401,11 @@ impl<'a> Lexer<'a> {
                 }
                 b'+' | b'-' | b'*' | b'/' | b'^' | b'_' | b'(' | b')' | b'[' | b']' | b','
                 | b';' | b'=' | b'<' | b'>' | b'!' | b'|' | b':' | b'\'' | b'.' | b'?' => {
+                    match c {
+                        b'(' | b'[' => self.brackets += 1,
+                        b')' | b']' => self.brackets = self.brackets.saturating_sub(1),
+                        _ => {}
+                    }
                     self.out.push(Tok::Sym(c as char));
                     self.i += 1;
                 }
@@ -509,10 +517,16 @@ impl<'a> Lexer<'a> {
         let mut frac: Option<String> = None;
         loop {
             // Thousands separators: `,`, `{,}`, `\,`, `\!`, `\ ` before exactly three digits.
-            let seps: [&str; 5] = [",", "{,}", "\\,", "\\!", "\\ "];
+            // Inside brackets a bare comma separates items: `(12,102)` is a pair.
+            const SEPS: [&str; 11] = [
+                ",\\! ", ",\\!", ",", "{,}", "{, }", " {,}", " {, }", "{,}\\!", "\\,", "\\!", "\\ ",
+            ];
             let mut matched = false;
-            if frac.is_none() && !int.is_empty() {
-                for sep in seps {
+            if frac.is_none() && !int.is_empty() && !int.starts_with('0') {
+                for sep in SEPS {
+                    if sep.starts_with(',') && sep.len() == 1 && self.brackets > 0 {
+                        continue;
+                    }
                     if self.starts(sep) && self.group3_at(self.i + sep.len()) {
                         self.i += sep.len();
                         int.push_str(&self.digits());
@@ -527,7 +541,15 @@ impl<'a> Lexer<'a> {
             break;
         }
         if frac.is_none() {
-            if self.peek(0) == b'.' && self.peek(1).is_ascii_digit() {
+            if int == "0"
+                && self.peek(0) == b','
+                && self.peek(1).is_ascii_digit()
+                && self.brackets == 0
+            {
+                // `0,111` can only be a decimal comma.
+                self.i += 1;
+                frac = Some(self.digits());
+            } else if self.peek(0) == b'.' && self.peek(1).is_ascii_digit() {
                 self.i += 1;
                 frac = Some(self.digits());
             } else if self.starts("{,}") && self.s.get(self.i + 3).is_some_and(u8::is_ascii_digit) {
@@ -701,6 +723,13 @@ impl<'a> Lexer<'a> {
             _ => {
                 if self.in_text > 0 && is_unit(&name, self.extra_units) {
                     return Ok(());
+                }
+                // `\quadx_{2}` (spaces stripped by a dataset): spacing, then the letters.
+                for sp in ["qquad", "quad"] {
+                    if name.len() > sp.len() && name.starts_with(sp) {
+                        self.i = st + sp.len();
+                        return Ok(());
+                    }
                 }
                 self.out.push(Tok::Cmd(name));
             }
@@ -1013,7 +1042,7 @@ impl Parser {
             if self.is_cmd("cdot") || self.is_cmd("times") || self.is_sym('*') {
                 self.pos += 1;
                 factors.push(self.unary()?);
-            } else if self.is_sym('/') || self.is_cmd("div") {
+            } else if self.is_sym('/') || self.is_cmd("div") || (self.is_sym(':') && self.pos > 0) {
                 self.pos += 1;
                 let d = self.unary()?;
                 let n = if factors.len() == 1 {
