@@ -913,14 +913,14 @@ impl Cx<'_> {
                 self.how = "exact";
                 return false;
             };
-            let diff = (gq - aq).abs();
+            let diff = || (gq - aq).abs();
             if let Some((p, _)) = gdec {
                 self.how = "to the gold's written precision";
-                return !gq.is_zero() && diff <= half_unit(p);
+                return !gq.is_zero() && diff() <= half_unit(p);
             }
             if let Some((p, sig)) = adec {
                 self.how = "rounded decimal answer";
-                return sig >= self.opts.min_significant_digits && diff <= half_unit(p);
+                return sig >= self.opts.min_significant_digits && diff() <= half_unit(p);
             }
             self.how = "exact";
             return false;

@@ -152,6 +152,14 @@ impl Num {
 
     pub fn mul(&self, o: &Num, b: &mut Budget) -> EvalResult<Num> {
         b.charge(1)?;
+        // `1 · x` is common (`\frac{1}{2004!}` is 1 times a reciprocal) and a big-rational
+        // product would spend its time on gcds.
+        if self.as_real_exact().is_some_and(One::is_one) {
+            return Ok(o.clone());
+        }
+        if o.as_real_exact().is_some_and(One::is_one) {
+            return Ok(self.clone());
+        }
         if let (Num::Exact { re: a, im: ai }, Num::Exact { re: c, im: ci }) = (self, o) {
             let (re, im) = if ai.is_zero() && ci.is_zero() {
                 (a * c, Q::zero())
@@ -252,7 +260,11 @@ impl Num {
                     return Err(EvalError::TooComplex("power too large"));
                 }
                 b.charge(u64::from(k.max(1).ilog2()) + 1)?;
-                let v = num_traits::pow(re.clone(), k as usize);
+                // Numerator and denominator apart: they stay coprime, so no gcd on big numbers.
+                let v = Q::new_raw(
+                    num_traits::pow(re.numer().clone(), k as usize),
+                    num_traits::pow(re.denom().clone(), k as usize),
+                );
                 let v = if neg {
                     if v.is_zero() {
                         return Err(EvalError::Undefined);
