@@ -490,3 +490,48 @@ fn last_math_span(t: &str) -> Option<Range<usize>> {
     let open = t[..close].rfind('$')?;
     (close > open + 1).then_some(open + 1..close)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(t: &str) -> Option<Vec<String>> {
+        extract(t, ExtractMode::STRICT).map(|e| e.parts)
+    }
+
+    #[test]
+    fn last_marker_wins_and_adjacent_markers_group() {
+        assert_eq!(
+            parts(r"\boxed{8}. No wait: \boxed{9}"),
+            Some(vec!["9".into()])
+        );
+        assert_eq!(
+            parts(r"\boxed{8}, \boxed{9}"),
+            Some(vec!["8".into(), "9".into()])
+        );
+        assert_eq!(parts(r"\boxed{\boxed{7}}"), Some(vec![r"\boxed{7}".into()]));
+        assert_eq!(parts(r"\boxed{7"), None);
+        assert_eq!(parts("48 + 24 = 72"), None);
+    }
+
+    #[test]
+    fn phrases_and_hashes() {
+        assert_eq!(
+            parts("Final Answer: The final answer is $5$. I hope it is correct."),
+            Some(vec!["$5$".into()])
+        );
+        assert_eq!(
+            parts("The answer is $1$ or $2$."),
+            Some(vec!["$1$ or $2$".into()])
+        );
+        assert_eq!(parts("#### Step 2\nso\n#### 72"), Some(vec!["72".into()]));
+    }
+
+    #[test]
+    fn brace_matching_is_linear_on_unclosed_boxes() {
+        let t = r"\boxed{".repeat(100_000);
+        let start = std::time::Instant::now();
+        assert_eq!(parts(&t), None);
+        assert!(start.elapsed().as_millis() < 500);
+    }
+}

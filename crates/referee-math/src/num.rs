@@ -349,18 +349,23 @@ pub(crate) fn c_ln(a: f64, ai: f64) -> (f64, f64) {
     (a.hypot(ai).ln(), ai.atan2(a))
 }
 
+/// A non-negative integer `n` that drives an n-step product, within `max_factorial`, charged.
+fn small_count(n: &Q, b: &mut Budget, what: &'static str) -> EvalResult<u32> {
+    let k = n
+        .numer()
+        .to_u32()
+        .filter(|k| *k <= b.limits.max_factorial)
+        .ok_or(EvalError::TooComplex(what))?;
+    b.charge(u64::from(k))?;
+    Ok(k)
+}
+
 /// n! exactly, capped.
 pub(crate) fn factorial(n: &Q, b: &mut Budget) -> EvalResult<Num> {
     if !n.is_integer() || n.is_negative() {
         return Err(EvalError::Undefined);
     }
-    let Some(k) = n.numer().to_u32() else {
-        return Err(EvalError::TooComplex("factorial too large"));
-    };
-    if k > b.limits.max_factorial {
-        return Err(EvalError::TooComplex("factorial too large"));
-    }
-    b.charge(u64::from(k))?;
+    let k = small_count(n, b, "factorial too large")?;
     let mut acc = BigInt::one();
     for i in 2..=k {
         acc *= i;
@@ -376,13 +381,7 @@ pub(crate) fn binom(n: &Q, k: &Q, b: &mut Budget) -> EvalResult<Num> {
     if k.is_negative() {
         return Ok(Num::int(0));
     }
-    let Some(k) = k.numer().to_u32() else {
-        return Err(EvalError::TooComplex("binomial too large"));
-    };
-    if k > b.limits.max_factorial {
-        return Err(EvalError::TooComplex("binomial too large"));
-    }
-    b.charge(u64::from(k))?;
+    let k = small_count(k, b, "binomial too large")?;
     let mut acc = Q::one();
     for i in 0..k {
         acc = acc * (n - q_int(i64::from(i))) / q_int(i64::from(i) + 1);
@@ -412,4 +411,41 @@ pub(crate) fn q_from_decimal(int: &str, frac: &str, exp: i64, b: &mut Budget) ->
     };
     b.check_bits(&q)?;
     Ok(q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_stop_towers_before_they_are_computed() {
+        let mut b = Budget::new(Limits::default());
+        let nine = Num::int(9);
+        let big = Num::int(387_420_489);
+        assert!(matches!(
+            nine.pow(&big, &mut b),
+            Err(EvalError::TooComplex(_))
+        ));
+        // Within the exponent cap but over the size cap: refused by the size estimate.
+        assert_eq!(
+            Num::int(3).pow(&Num::int(99_999), &mut b),
+            Err(EvalError::TooComplex("power too large"))
+        );
+        assert_eq!(Num::int(1).pow(&big, &mut b), Ok(Num::int(1)));
+    }
+
+    #[test]
+    fn exact_roots_and_decimals() {
+        let mut b = Budget::new(Limits::default());
+        let r = exact_root(&Q::new(4.into(), 9.into()), &BigInt::from(2), &mut b).unwrap();
+        assert_eq!(r, Some(Q::new(2.into(), 3.into())));
+        assert_eq!(
+            exact_root(&q_int(2), &BigInt::from(2), &mut b).unwrap(),
+            None
+        );
+        assert_eq!(
+            q_from_decimal("1", "50", 0, &mut b).unwrap(),
+            Q::new(3.into(), 2.into())
+        );
+    }
 }
