@@ -977,12 +977,42 @@ impl Cx<'_> {
                 }
             }
         }
+        // Points with negative coordinates catch `|x|` or `\sqrt{x^2}` against `x`. Only a
+        // disagreement between two real values counts there: `\ln(x^2)` against `2\ln x`
+        // leaves the reals on one side and is not held against it.
+        for k in 0..NEGATIVE_POINTS {
+            let point: Vec<(String, Num)> = sample_point(vars, k + POINTS)
+                .into_iter()
+                .map(|(v, x)| (v, x.neg()))
+                .collect();
+            let env = Env {
+                vars: &point,
+                reading: PLAIN,
+            };
+            let gv = eval(g, &env, &mut self.b);
+            let av = eval(a, &env, &mut self.b);
+            match (gv, av) {
+                (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
+                    return Err(e)
+                }
+                (Ok(x), Ok(y)) => {
+                    if x.real_f64().is_some() && y.real_f64().is_some() && !Self::num_eq_sym(&x, &y)
+                    {
+                        self.how = "at sample points";
+                        self.why = Some("differs at a sample point with negative values".into());
+                        return Ok(false);
+                    }
+                }
+                _ => {}
+            }
+        }
         self.how = "at sample points";
         Ok(agree >= 3)
     }
 }
 
 const POINTS: usize = 6;
+const NEGATIVE_POINTS: usize = 3;
 
 /// More answers than this written back to back is spraying, not a list.
 const MAX_PARTS: usize = 256;

@@ -616,6 +616,8 @@ impl<'a> Lexer<'a> {
                 self.unit_end = self.i;
                 return;
             }
+            // `S_{MBCN}`: a subscript names a quantity, it is not prose.
+            _ if self.out.ends_with(&[Tok::Sym('_'), Tok::Sym('{')]) => Tok::Ident(w.to_string()),
             _ => Tok::Word(w.to_string()),
         };
         self.out.push(tok);
