@@ -995,13 +995,14 @@ impl Cx<'_> {
                 (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
                     return Err(e)
                 }
-                (Ok(x), Ok(y)) => {
-                    if x.real_f64().is_some() && y.real_f64().is_some() && !Self::num_eq_sym(&x, &y)
-                    {
-                        self.how = "at sample points";
-                        self.why = Some("differs at a sample point with negative values".into());
-                        return Ok(false);
-                    }
+                (Ok(x), Ok(y))
+                    if x.real_f64().is_some()
+                        && y.real_f64().is_some()
+                        && !Self::num_eq_sym(&x, &y) =>
+                {
+                    self.how = "at sample points";
+                    self.why = Some("differs at a sample point with negative values".into());
+                    return Ok(false);
                 }
                 _ => {}
             }

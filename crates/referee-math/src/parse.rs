@@ -120,6 +120,8 @@ pub(crate) fn normalize_text(s: &str) -> String {
 enum Tok {
     /// Digits of the integer part, digits after the point, exponent.
     Num(String, Option<String>, i64),
+    /// A repeating decimal: integer digits, fixed fraction digits, repeating digits.
+    Repeating(String, String, String),
     Ident(String),
     /// A run of two or more letters that is not a known name: plain text.
     Word(String),
@@ -425,6 +427,35 @@ impl<'a> Lexer<'a> {
         Ok(self.out)
     }
 
+    /// `0.\overline{3}`, `0.1\overline{6}`, `0.\dot{3}`: a repeating decimal, exact. Called
+    /// right after the command name; false (nothing consumed) when it is not one.
+    fn repeating_decimal(&mut self) -> bool {
+        let (int, frac) = match self.out.as_slice() {
+            [.., Tok::Num(i, Some(f), 0)] => (i.clone(), f.clone()),
+            [.., Tok::Num(i, None, 0), Tok::Sym('.')] => (i.clone(), String::new()),
+            _ => return false,
+        };
+        if self.peek(0) != b'{' {
+            return false;
+        }
+        let st = self.i + 1;
+        let mut j = st;
+        while self.s.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        if j == st || self.s.get(j) != Some(&b'}') || j - st > 30 || frac.len() > 30 {
+            return false;
+        }
+        let rep = self.src[st..j].to_string();
+        self.i = j + 1;
+        if frac.is_empty() {
+            self.out.pop();
+        }
+        self.out.pop();
+        self.out.push(Tok::Repeating(int, frac, rep));
+        true
+    }
+
     fn prev_is_value(&self) -> bool {
         matches!(
             self.out.last(),
@@ -668,6 +699,9 @@ impl<'a> Lexer<'a> {
             self.i += 1;
         }
         let name = self.src[st..self.i].to_string();
+        if matches!(name.as_str(), "overline" | "dot") && self.repeating_decimal() {
+            return Ok(());
+        }
         match name.as_str() {
             "left" | "right" | "bigl" | "bigr" | "Bigl" | "Bigr" | "big" | "Big" | "biggl"
             | "biggr" | "displaystyle" | "textstyle" | "quad" | "qquad" | "limits" | "nolimits"
@@ -1000,6 +1034,7 @@ impl Parser {
         match self.peek() {
             Some(
                 Tok::Num(..)
+                | Tok::Repeating(..)
                 | Tok::Ident(_)
                 | Tok::SetOpen
                 | Tok::Begin(_)
@@ -1282,6 +1317,20 @@ impl Parser {
         };
         match t {
             Tok::Num(int, frac, exp) => self.number(&int, frac.as_deref(), exp),
+            Tok::Repeating(int, frac, rep) => {
+                // x = int.frac + rep / (10^|frac| · (10^|rep| − 1)).
+                let big = |d: &str| -> num_bigint::BigInt { d.parse().unwrap_or_default() };
+                let ten = num_bigint::BigInt::from(10);
+                let scale = num_traits::pow(ten.clone(), frac.len());
+                let period = num_traits::pow(ten, rep.len()) - 1;
+                let fixed = crate::num::Q::new(big(&format!("{int}{frac}")), scale.clone());
+                let value = fixed + crate::num::Q::new(big(&rep), scale * period);
+                Ok(Expr::Num(Lit {
+                    value,
+                    places: None,
+                    sig: (int.len() + frac.len() + rep.len()) as u32,
+                }))
+            }
             Tok::Ident(name) => Ok(match name.as_str() {
                 "e" => Expr::Const(Const::E),
                 "i" => Expr::Const(Const::I),
