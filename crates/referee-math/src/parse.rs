@@ -500,6 +500,32 @@ impl<'a> Lexer<'a> {
             '∈' => Some(Tok::Cmd("in".into())),
             '∅' => Some(Tok::Cmd("emptyset".into())),
             '€' | '£' | '¥' | '₹' | '\u{a0}' | '\u{2009}' | '\u{202f}' | '\u{3000}' => None,
+            '²' | '³' | '¹' => {
+                // `x²`: a power.
+                self.out.push(Tok::Sym('^'));
+                let d = match ch {
+                    '²' => "2",
+                    '³' => "3",
+                    _ => "1",
+                };
+                Some(Tok::Num(d.into(), None, 0))
+            }
+            '½' | '⅓' | '⅔' | '¼' | '¾' | '⅕' | '⅙' | '⅛' => {
+                // `3½` reads as the mixed number 3 1/2.
+                let (n, d) = match ch {
+                    '½' => ("1", "2"),
+                    '⅓' => ("1", "3"),
+                    '⅔' => ("2", "3"),
+                    '¼' => ("1", "4"),
+                    '¾' => ("3", "4"),
+                    '⅕' => ("1", "5"),
+                    '⅙' => ("1", "6"),
+                    _ => ("1", "8"),
+                };
+                self.out.push(Tok::Num(n.into(), None, 0));
+                self.out.push(Tok::Sym('/'));
+                Some(Tok::Num(d.into(), None, 0))
+            }
             '０'..='９' => {
                 // Full-width digits: rewrite the run as ASCII and lex it as a number.
                 let mut digits = String::new();
