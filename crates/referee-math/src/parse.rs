@@ -914,6 +914,11 @@ impl Parser {
             }
         }
         self.toks = split;
+        // A bare `1 \over 3` (the box's own braces were the group).
+        if self.group_has_over() {
+            self.toks.insert(0, Tok::Sym('{'));
+            self.toks.push(Tok::Sym('}'));
+        }
         let e = self.list()?;
         if self.pos < self.toks.len() {
             return self.err("unexpected token");
@@ -1069,6 +1074,7 @@ impl Parser {
             Some(Tok::Cmd(n)) => !matches!(
                 n.as_str(),
                 "cdot"
+                    | "over"
                     | "times"
                     | "div"
                     | "pm"
@@ -1382,6 +1388,19 @@ impl Parser {
             }),
             Tok::Word(w) => Ok(Expr::Text(w.to_lowercase())),
             Tok::Sym('{') => {
+                if self.group_has_over() {
+                    // `{a \over b}`: plain TeX's fraction.
+                    let n = self.item()?;
+                    if !self.is_cmd("over") {
+                        return self.err("expected \\over");
+                    }
+                    self.pos += 1;
+                    let d = self.item()?;
+                    if !self.eat_sym('}') {
+                        return self.err("unclosed group");
+                    }
+                    return Ok(Expr::Frac(bx(n), bx(d)));
+                }
                 let (items, _) = self.group_until(&[Tok::Sym('}')])?;
                 match items.len() {
                     0 => self.err("empty group"),
@@ -1429,6 +1448,21 @@ impl Parser {
             Tok::Percent => self.err("stray %"),
             _ => self.err("unexpected token"),
         }
+    }
+
+    /// Whether the group just opened holds a `\over` at its own level.
+    fn group_has_over(&self) -> bool {
+        let mut depth = 0usize;
+        for t in &self.toks[self.pos..] {
+            match t {
+                Tok::Sym('{') => depth += 1,
+                Tok::Sym('}') if depth == 0 => return false,
+                Tok::Sym('}') => depth -= 1,
+                Tok::Cmd(c) if depth == 0 && c == "over" => return true,
+                _ => {}
+            }
+        }
+        false
     }
 
     fn number(&mut self, int: &str, frac: Option<&str>, exp: i64) -> PResult<Expr> {
