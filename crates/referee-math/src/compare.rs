@@ -133,7 +133,7 @@ fn fill_text(mut p: Parsed) -> Parsed {
 }
 
 fn is_setlike(e: &Expr) -> bool {
-    matches!(e, Expr::Set(_) | Expr::List(_) | Expr::PlusMinus(..))
+    matches!(e, Expr::Set(_) | Expr::List(_)) || has_pm(e)
 }
 
 /// Parses the extracted parts; several different parts are one list against a set gold and a
@@ -392,7 +392,7 @@ impl Cx<'_> {
         }
         match g {
             Expr::Set(gs) | Expr::List(gs) => self.set_like(gs, a),
-            Expr::PlusMinus(..) => {
+            _ if has_pm(g) => {
                 let gs = plus_minus_items(g);
                 self.set_like(&gs, a)
             }
@@ -424,7 +424,7 @@ impl Cx<'_> {
         let owned;
         let as_: &[Expr] = match a {
             Expr::Set(v) | Expr::List(v) => v,
-            Expr::PlusMinus(..) => {
+            _ if has_pm(a) => {
                 owned = plus_minus_items(a);
                 &owned
             }
@@ -791,7 +791,7 @@ impl Cx<'_> {
     }
 
     fn scalar(&mut self, g: &Expr, a: &Expr) -> EvalResult<bool> {
-        if a.is_structure() || matches!(a, Expr::PlusMinus(..)) {
+        if a.is_structure() || has_pm(a) {
             self.how = "value";
             self.why = Some("a list, set or relation against a single value".into());
             return Ok(false);
@@ -1104,17 +1104,46 @@ fn merge_union(parts: Vec<Expr>) -> Vec<Expr> {
     out.into_iter().map(|x| x.2).collect()
 }
 
+/// A value written with `\pm` anywhere (`\frac{-1 \pm \sqrt5}{2}`): two values.
+fn has_pm(e: &Expr) -> bool {
+    !e.is_structure() && e.any(|x| matches!(x, Expr::PlusMinus(..)))
+}
+
+/// The two values of an expression with `\pm` (every `\pm` takes the same sign).
 fn plus_minus_items(e: &Expr) -> Vec<Expr> {
-    if let Expr::PlusMinus(a, b) = e {
-        match a {
-            None => vec![(**b).clone(), Expr::Neg(b.clone())],
-            Some(a) => vec![
-                Expr::Add(vec![(**a).clone(), (**b).clone()]),
-                Expr::Add(vec![(**a).clone(), Expr::Neg(b.clone())]),
-            ],
-        }
+    if has_pm(e) {
+        vec![pm_pick(e, true), pm_pick(e, false)]
     } else {
         vec![e.clone()]
+    }
+}
+
+fn pm_pick(e: &Expr, plus: bool) -> Expr {
+    let b = |x: &Expr| Box::new(pm_pick(x, plus));
+    let all = |v: &[Expr]| v.iter().map(|x| pm_pick(x, plus)).collect::<Vec<_>>();
+    match e {
+        Expr::PlusMinus(a, x) => {
+            let x = pm_pick(x, plus);
+            let x = if plus { x } else { Expr::Neg(Box::new(x)) };
+            match a {
+                None => x,
+                Some(a) => Expr::Add(vec![pm_pick(a, plus), x]),
+            }
+        }
+        Expr::Add(v) => Expr::Add(all(v)),
+        Expr::Mul(v) => Expr::Mul(all(v)),
+        Expr::Neg(x) => Expr::Neg(b(x)),
+        Expr::Frac(x, y) => Expr::Frac(b(x), b(y)),
+        Expr::Mixed(x, y) => Expr::Mixed(b(x), b(y)),
+        Expr::Pow(x, y) => Expr::Pow(b(x), b(y)),
+        Expr::Root(x, y) => Expr::Root(b(x), b(y)),
+        Expr::LogBase(x, y) => Expr::LogBase(b(x), b(y)),
+        Expr::Binom(x, y) => Expr::Binom(b(x), b(y)),
+        Expr::Func(f, x) => Expr::Func(*f, b(x)),
+        Expr::Factorial(x) => Expr::Factorial(b(x)),
+        Expr::Percent(x) => Expr::Percent(b(x)),
+        Expr::Degrees(x) => Expr::Degrees(b(x)),
+        other => other.clone(),
     }
 }
 
