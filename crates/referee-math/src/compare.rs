@@ -91,6 +91,7 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
     }
     let mut cx = Cx {
         opts,
+        seed: fnv1a(gold_text.as_bytes()),
         b: Budget::new(*limits),
         how: "",
         why: None,
@@ -168,6 +169,7 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
     // The same value written twice (`\boxed{5}` then `\boxed{5.0}`) is not a hedge.
     let mut cx = Cx {
         opts,
+        seed: fnv1a(g.text.as_bytes()),
         b: Budget::new(opts.limits),
         how: "",
         why: None,
@@ -218,6 +220,9 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
 
 struct Cx<'a> {
     opts: &'a Options,
+    /// Seeds the sample points: derived from the gold, so the points differ from problem to
+    /// problem (nothing for a policy to learn) yet every run gives the same verdict.
+    seed: u64,
     b: Budget,
     how: &'static str,
     why: Option<String>,
@@ -716,7 +721,7 @@ impl Cx<'_> {
         let mut ratio: Option<Num> = None;
         let mut informative = 0;
         for k in 0..POINTS {
-            let point = sample_point(&vars, k);
+            let point = sample_point(&vars, k, self.seed);
             let env = Env {
                 vars: &point,
                 reading: PLAIN,
@@ -946,7 +951,7 @@ impl Cx<'_> {
     fn at_points(&mut self, g: &Expr, a: &Expr, vars: &[String]) -> EvalResult<bool> {
         let mut agree = 0;
         for k in 0..POINTS {
-            let point = sample_point(vars, k);
+            let point = sample_point(vars, k, self.seed);
             let env = Env {
                 vars: &point,
                 reading: PLAIN,
@@ -981,7 +986,7 @@ impl Cx<'_> {
         // disagreement between two real values counts there: `\ln(x^2)` against `2\ln x`
         // leaves the reals on one side and is not held against it.
         for k in 0..NEGATIVE_POINTS {
-            let point: Vec<(String, Num)> = sample_point(vars, k + POINTS)
+            let point: Vec<(String, Num)> = sample_point(vars, k + POINTS, self.seed)
                 .into_iter()
                 .map(|(v, x)| (v, x.neg()))
                 .collect();
@@ -1018,29 +1023,31 @@ const NEGATIVE_POINTS: usize = 3;
 /// More answers than this written back to back is spraying, not a list.
 const MAX_PARTS: usize = 256;
 
-/// Deterministic rational sample points, different for each variable, positive so that
-/// roots and logs are defined.
-fn sample_point(vars: &[String], k: usize) -> Vec<(String, Num)> {
-    const P: [(i64, i64); 11] = [
-        (7, 5),
-        (13, 11),
-        (17, 7),
-        (3, 8),
-        (29, 13),
-        (11, 3),
-        (5, 9),
-        (23, 6),
-        (19, 17),
-        (31, 10),
-        (2, 7),
-    ];
+/// Deterministic rational sample points in (0, 30], different for each variable and each
+/// gold, exact so polynomials and rational functions compare without rounding.
+fn sample_point(vars: &[String], k: usize, seed: u64) -> Vec<(String, Num)> {
     vars.iter()
         .enumerate()
         .map(|(j, v)| {
-            let (n, d) = P[(k * 3 + j * 5) % P.len()];
+            let r = splitmix64(seed ^ ((k as u64) << 32) ^ (j as u64).wrapping_mul(0x9E37_79B9));
+            let d = (r % 16 + 2) as i64; // 2..=17
+            let n = ((r >> 16) % (30 * d as u64)) as i64 + 1;
             (v.clone(), Num::real(Q::new(n.into(), d.into())))
         })
         .collect()
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Merges overlapping or touching intervals (`[1,2] ∪ [2,3]` is `[1,3]`) when every endpoint
