@@ -25,14 +25,14 @@
 //!    intervals, relations, matrices) and keeps arithmetic unevaluated.
 //! 3. Comparison (`compare`): by the gold's type. Numbers are exact big rationals while the
 //!    arithmetic allows; decimals are matched to written precision; anything with a variable is
-//!    evaluated at fixed rational points (six positive, three negative).
+//!    evaluated at rational points seeded from the gold (six positive, three negative).
 //!
 //! # Known limits
 //! - Irrational constants (`\sqrt2`, `\pi`, `e`, logs, trig) are evaluated in `f64` and
 //!   compared with a relative tolerance of 1e-9, so a rational within 1e-9 of an irrational
 //!   gold (`\frac{665857}{470832}` for `\sqrt2`) would pass.
-//! - Expressions with variables are compared at nine fixed points: two different functions
-//!   that agree at all of them would pass.
+//! - Expressions with variables are compared at nine points (deterministic per gold): two
+//!   different functions that agree at all of them would pass.
 //! - Not parsed: `\sum`/`\prod`/`\int`, `cases` environments, set-builder notation, quantifiers
 //!   (`\forall`): such answers are `unparseable_answer` (scored 0), such golds
 //!   `unparseable_gold` (an error, never a silent score).
