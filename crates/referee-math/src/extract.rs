@@ -103,7 +103,7 @@ pub(crate) fn extract_limited(
             if hashes {
                 find_hashes(text, &mut ms);
             }
-            let ms = drop_enclosing(ms);
+            let ms = drop_enclosing(text, ms);
             if let Some(ex) = group_last(text, &ms) {
                 return Some(Extraction {
                     span: shift(ex.span),
@@ -182,9 +182,11 @@ fn find_boxes(t: &str, out: &mut Vec<Marker>) {
                 });
             }
         } else if j > i + 1 + name_len {
-            // `\boxed 5`: up to the next space or `$`.
+            // `\boxed 5`: up to the next `$`, line end or sentence end (`\boxed 4 or 5` is a
+            // hedge, not 4).
             let st = j;
-            while j < b.len() && !matches!(b[j], b' ' | b'$' | b'\n' | b',') {
+            let stop = plain_sentence_end(t, st);
+            while j < stop && !matches!(b[j], b'$' | b'\n') {
                 j += 1;
             }
             if j > st {
@@ -236,9 +238,16 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
         let mut st = j;
         let end = sentence_end(t, st);
         // "Answer: The largest $n$ is 34." — the answer is what follows the last ` is `.
+        // Not when what precedes holds a value of its own ("either 3 or it is 4").
         if b.get(st).is_some_and(u8::is_ascii_alphabetic) {
             if let Some(k) = lower[st..end].rfind(" is ") {
-                st += k + 4;
+                let lead = &lower[st..st + k];
+                let words = lead.split(|c: char| !c.is_ascii_alphabetic());
+                if !lead.bytes().any(|c| c.is_ascii_digit())
+                    && !words.into_iter().any(|w| w == "or" || w == "and")
+                {
+                    st += k + 4;
+                }
             }
         }
         let inner = trim_range(t, st..end);
@@ -280,20 +289,27 @@ fn sentence_end(t: &str, st: usize) -> usize {
         // `$1$ or $2$`: the answer goes on, and is a hedge. `$5$ because ...` ends at the `$`.
         Some(m) => {
             let rest = t[m..end].trim_start().to_ascii_lowercase();
-            let goes_on = [
-                "or ",
-                "or$",
-                "and ",
-                ",",
-                ";",
-                "\\text{ or",
-                "\\text{or",
-                "/",
-                "\\pm",
-                "±",
-            ]
-            .iter()
-            .any(|c| rest.starts_with(c));
+            // More math or another number in the same sentence: the whole sentence is the
+            // answer (`$3$ (or $4$)`, `$3$ but $4$ is also possible`), never just the first.
+            // A box in that first span is the answer whatever follows.
+            let boxed = t[st..m].contains("\\boxed") || t[st..m].contains("\\fbox");
+            let more_values = rest.contains('$') || rest.bytes().any(|c| c.is_ascii_digit());
+            let goes_on = !boxed
+                && (more_values
+                    || [
+                        "or ",
+                        "or$",
+                        "and ",
+                        ",",
+                        ";",
+                        "\\text{ or",
+                        "\\text{or",
+                        "/",
+                        "\\pm",
+                        "±",
+                    ]
+                    .iter()
+                    .any(|c| rest.starts_with(c)));
             if goes_on {
                 end
             } else {
@@ -374,15 +390,22 @@ fn find_hashes(t: &str, out: &mut Vec<Marker>) {
 }
 
 /// Drops markers that contain another marker (a phrase around a box keeps the box).
-fn drop_enclosing(mut ms: Vec<Marker>) -> Vec<Marker> {
+fn drop_enclosing(t: &str, mut ms: Vec<Marker>) -> Vec<Marker> {
     ms.sort_by_key(|m| (m.outer.start, std::cmp::Reverse(m.outer.end)));
     let mut keep: Vec<Marker> = Vec::with_capacity(ms.len());
     for m in ms {
         // Inside the previous kept marker: the inner one replaces it (boxes inside boxes keep
-        // the outer box, whose content is the nested box).
+        // the outer box, whose content is the nested box). A phrase keeps its box only when
+        // the box is all it says: in `The answer is 3 or \boxed{4}` the phrase is the answer.
         if let Some(last) = keep.last() {
             if m.outer.start >= last.outer.start && m.outer.end <= last.outer.end {
                 if last.source == Source::Boxed && m.source == Source::Boxed {
+                    continue;
+                }
+                if last.source == Source::AnswerPhrase
+                    && m.source == Source::Boxed
+                    && !only_wrapping(t, last.inner.clone(), m.outer.clone())
+                {
                     continue;
                 }
                 keep.pop();
@@ -396,9 +419,43 @@ fn drop_enclosing(mut ms: Vec<Marker>) -> Vec<Marker> {
     keep
 }
 
-/// Text between two markers that makes them one list: spaces, punctuation, `$`, `\quad`,
-/// `and`, `or`.
+/// Whether the phrase's answer `inner` is the box `boxed` and nothing else but delimiters.
+fn only_wrapping(t: &str, inner: Range<usize>, boxed: Range<usize>) -> bool {
+    let wrap = |s: &str| {
+        s.trim_matches(|c: char| c.is_whitespace() || "$()[]*.:\\".contains(c))
+            .is_empty()
+    };
+    inner.start <= boxed.start
+        && boxed.end <= inner.end
+        && wrap(&t[inner.start..boxed.start])
+        && wrap(&t[boxed.end..inner.end])
+}
+
+/// Text between two markers that makes them one answer list. Punctuation, `$`, `\quad`,
+/// `and`, `or` always do; so does any short stretch of words inside one sentence (`or maybe`,
+/// `(if n is odd)`, `/`). A sentence break or a correction ("No wait", "actually") separates
+/// them: the later answer replaces the earlier one.
 fn is_connector(gap: &str) -> bool {
+    if is_list_punctuation(gap) {
+        return true;
+    }
+    let g = gap.trim().to_ascii_lowercase();
+    let g = g.trim_matches('$');
+    let sentence_break = g.contains(". ")
+        || g.contains(".\n")
+        || g.contains("\n\n")
+        || g.ends_with('.')
+        || g.contains(['!', '?']);
+    let correction = [
+        "wait", "actually", "correct", "sorry", "mistake", "instead", "recheck", "re-check",
+        "oops", "hmm", "let me", "no,", "no ", "not ", "wrong", "error",
+    ]
+    .iter()
+    .any(|w| g.contains(w));
+    g.len() <= 60 && !sentence_break && !correction
+}
+
+fn is_list_punctuation(gap: &str) -> bool {
     let mut s = gap.trim();
     if s.len() > 40 {
         return false;
