@@ -304,15 +304,11 @@ CLASSIFIED: dict[str, tuple[str, str]] = {
                       r"should take what follows its last `is`"),
     "fe920184": ("a", r"`Final Answer: The maximum number of points ... is 19.`: sentence read as text, as 88a77f6a"),
     "c4909f5b": ("a", r"`Final Answer: The largest $n$ is 34.`: sentence read as text, as 88a77f6a"),
-    "fc52302a": ("a", r"gold `x = 11` vs chain `x = ... = 11` is wrong, yet gold `11` vs the same chain is correct "
-                      r"(even the true chain `x = 5+5+1 = 11` fails against gold `x = 11`); chains are not reduced "
-                      r"to first lhs = last rhs when the gold is an equation"),
-    "05a6d872": ("a", r"gold chain `z = 1 + 1 = 2` is compared as a 3-term relation (even `z = 2` is wrong); same family"),
-    "7c1eeec5": ("a", r"gold double-escaped (`\\le`, unparseable_gold) AND, un-escaped, `-2 \le x \le 7` vs "
-                      r"`x \in [-2,7]` is still wrong: `x \in I` is not matched to the inequality (plain `[-2,7]` is)"),
-    "b04e5061": ("a", r"as 7c1eeec5 (its allow_set_relation_comp=False twin; MV says 1 as well)"),
-    "ad9bf6ac": ("a", r"pred double-escaped AND, un-escaped, gold `x \in [-2,7]` vs `-2 \le x \le 7` is wrong "
-                      r"under our default interval_inequality=equivalent"),
+    "fc52302a": ("b", r"false chain `x = 5+5+1 = 7 = 11`: every link of a chain must hold (the true chain `x = 5+5+1 = 11` is correct)"),
+    "05a6d872": ("b", r"false chain `z = 3+3 = 2`: every link of a chain must hold (`z = 2` is correct against the gold chain)"),
+    "7c1eeec5": ("c", r"double-escaped `\\le` in the test data; un-escaped, `-2 \le x \le 7` vs `x \in [-2,7]` is correct"),
+    "b04e5061": ("c", r"as 7c1eeec5"),
+    "ad9bf6ac": ("c", r"double-escaped pred; un-escaped, gold `x \in [-2,7]` vs `-2 \le x \le 7` is correct"),
     "1ae9f6f8": ("a", r"gold `(p,q)=(3,2)` vs `(3,2)`: a tuple-of-symbols lhs is not unwrapped (gold `k=1` vs `1` is)"),
     "e9c19c5f": ("a", r"same as 1ae9f6f8 (boxed pred)"),
     "3389162a": ("a", r"gold `(p,q,r)=(3,2,7)` vs `(3,2,7)`: same as 1ae9f6f8"),

@@ -186,6 +186,11 @@ fn write(s: &mut String, e: &Expr) {
         Expr::Set(v) => list(s, v, "{", "}"),
         Expr::List(v) => list(s, v, "", ""),
         Expr::Tuple(v) => list(s, v, "(", ")"),
+        Expr::Ratio(a, b) => {
+            atom(s, a);
+            s.push_str(" : ");
+            atom(s, b);
+        }
         Expr::Pair(a, b) => {
             s.push('(');
             write(s, a);
@@ -223,7 +228,7 @@ fn write(s: &mut String, e: &Expr) {
             }
         }
         Expr::Matrix { rows, cols, cells } => {
-            s.push('[');
+            s.push_str("matrix[");
             for r in 0..*rows {
                 if r > 0 {
                     s.push_str("; ");

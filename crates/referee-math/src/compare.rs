@@ -84,6 +84,14 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
         }
     };
     base.answer_form = Some(a.canonical());
+    if !g.units.is_empty() && !a.units.is_empty() && g.units != a.units {
+        base.detail = format!(
+            "different units: {} against {}",
+            a.units.join(" "),
+            g.units.join(" ")
+        );
+        return base;
+    }
     if base.answer_form == base.gold_form && !matches!(g.expr, Expr::Text(_)) {
         base.status = Status::Correct;
         base.detail = "same canonical form".into();
@@ -196,6 +204,9 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
             .map(|p| p.text.as_str())
             .collect::<Vec<_>>()
             .join(",");
+        let mut units: Vec<&'static str> = parsed.iter().flat_map(|p| p.units.clone()).collect();
+        units.sort_unstable();
+        units.dedup();
         let mut items = Vec::new();
         for p in parsed {
             match p.expr {
@@ -206,6 +217,7 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
         return Ok(Parsed {
             expr: Expr::List(items),
             text,
+            units,
         });
     }
     Err((
@@ -241,20 +253,43 @@ fn inf_sign(e: &Expr) -> Option<i8> {
 fn is_name(e: &Expr) -> bool {
     match e {
         Expr::Var(_) | Expr::Apply(..) => true,
-        Expr::Pair(a, b) | Expr::Frac(a, b) => is_name(a) && is_name(b),
+        Expr::Pair(a, b) | Expr::Frac(a, b) | Expr::Ratio(a, b) => is_name(a) && is_name(b),
         Expr::Tuple(v) | Expr::Mul(v) => v.iter().all(is_name),
-        Expr::Func(crate::expr::Func::Abs, a) => is_name(a),
+        // `|AB|` (a length) names a quantity; `|x|` is a value of x, not a name for it.
+        Expr::Func(crate::expr::Func::Abs, a) => {
+            matches!(&**a, Expr::Mul(v) if v.len() >= 2 && v.iter().all(is_name))
+        }
         _ => false,
+    }
+}
+
+/// The name in `x = 3` (or `x = 5 + 6 = 11`).
+fn assigned_name(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Relation(terms, rels)
+            if terms.len() >= 2
+                && rels.iter().all(|r| matches!(r, Rel::Eq | Rel::Approx))
+                && is_name(&terms[0]) =>
+        {
+            Some(&terms[0])
+        }
+        _ => None,
     }
 }
 
 /// The right side of `x = 3` (or of a chain `x = 5 + 6 = 11`, its last term).
 fn unwrap_assignment(e: &Expr) -> Option<&Expr> {
     if let Expr::Relation(terms, rels) = e {
-        if rels.iter().all(|r| *r == Rel::Eq) && terms.len() >= 2 {
-            // `x = 5 + 6 = 11`, and value chains `\frac13 \approx 0.3333`: the last term.
-            if is_name(&terms[0]) || terms.iter().all(|t| t.vars().is_empty()) {
-                return terms.last();
+        if rels.iter().all(|r| matches!(r, Rel::Eq | Rel::Approx)) && terms.len() >= 2 {
+            // `x = 5 + 6 = 11`: the last term. A chain that goes on to approximate
+            // (`x = \frac13 \approx 0.33`) answers with the value before the first `≈`.
+            let named = is_name(&terms[0]);
+            if named || terms.iter().all(|t| t.vars().is_empty()) {
+                let skip = usize::from(named);
+                return match rels[skip..].iter().position(|r| *r == Rel::Approx) {
+                    Some(k) => terms.get(skip + k),
+                    None => terms.last(),
+                };
             }
             if terms.len() == 2 && is_name(&terms[1]) && terms[0].vars().is_empty() {
                 return Some(&terms[0]);
@@ -331,19 +366,49 @@ fn is_inequality(e: &Expr) -> bool {
 
 fn is_intervalish(e: &Expr) -> bool {
     matches!(e, Expr::Interval { .. } | Expr::Union(_))
+        || matches!(e, Expr::List(v) if v.iter().all(is_inequality))
 }
 
 /// Digits after the point in a written decimal (`3.10` → 2), through sign, `%` and `°`.
-fn decimal_places(e: &Expr) -> Option<(u32, u32)> {
+/// Digits after the point in a written decimal (`3.10` → 2) and its significant digits, as
+/// read: `18.0` is the whole number 18 (datasets store integers as floats), `1.6 \times
+/// 10^{-19}` has 20 places, and `12.5\%` read as a fraction has 3.
+fn decimal_places(e: &Expr, percent_fraction: bool) -> Option<(u32, u32)> {
     match e {
         Expr::Num(Lit {
             places: Some(p),
             sig,
-            ..
-        }) => Some((*p, *sig)),
-        Expr::Neg(a) | Expr::Percent(a) | Expr::Degrees(a) => decimal_places(a),
-        Expr::Mul(v) if e.is_literal() => decimal_places(&v[0]),
+            value,
+        }) => (!value.is_integer()).then_some((*p, *sig)),
+        Expr::Neg(a) | Expr::Degrees(a) => decimal_places(a, percent_fraction),
+        Expr::Percent(a) => {
+            let extra = if percent_fraction { 2 } else { 0 };
+            // `25\%` as 0.25 is exact, like 25.
+            decimal_places(a, percent_fraction).map(|(p, sig)| (p + extra, sig))
+        }
+        Expr::Mul(v) if e.is_literal() => {
+            let (p, sig) = match &v[0] {
+                Expr::Num(Lit { places, sig, .. }) => (places.unwrap_or(0), *sig),
+                _ => return None,
+            };
+            let k = ten_power(&v[1])?;
+            let places = i64::from(p) - k;
+            (places > 0).then_some((places as u32, sig))
+        }
         _ => None,
+    }
+}
+
+/// k in `10^{k}`.
+fn ten_power(e: &Expr) -> Option<i64> {
+    let Expr::Pow(_, x) = e else { return None };
+    let lit = |e: &Expr| match e {
+        Expr::Num(l) => l.value.to_integer().try_into().ok(),
+        _ => None,
+    };
+    match &**x {
+        Expr::Neg(n) => lit(n).map(|k: i64| -k),
+        other => lit(other),
     }
 }
 
@@ -366,9 +431,15 @@ impl Cx<'_> {
             return Ok(false);
         }
         // A lone letter is a choice: compare without case.
-        if let (Expr::Var(x), Expr::Var(y)) = (&g.expr, &a.expr) {
+        let letter = |e: &Expr| match e {
+            Expr::Var(v) => Some(v.clone()),
+            Expr::Const(Const::E) => Some("e".into()),
+            Expr::Const(Const::I) => Some("i".into()),
+            _ => None,
+        };
+        if let (Expr::Var(x), Some(y)) = (&g.expr, letter(&a.expr)) {
             self.how = "choice";
-            return Ok(x.eq_ignore_ascii_case(y));
+            return Ok(x.eq_ignore_ascii_case(&y));
         }
         self.same(&g.expr, &a.expr)
     }
@@ -379,8 +450,23 @@ impl Cx<'_> {
         // and `x \in [1, 2]` against `1 \le x \le 2`.
         let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty());
         let aa = unwrap_assignment(a);
+        if aa.is_some() && !self.chain_holds(a)? {
+            self.how = "chain";
+            self.why = Some("the chain of equalities is false".into());
+            return Ok(false);
+        }
         match (ga, aa) {
-            (Some(gr), Some(ar)) => return self.same(gr, ar),
+            (Some(gr), Some(ar)) => {
+                // Both name the unknown: `x = 3` is not `y = 3`.
+                if let (Some(gn), Some(an)) = (assigned_name(g), assigned_name(a)) {
+                    if crate::canon::show(gn) != crate::canon::show(an) {
+                        self.how = "assignment";
+                        self.why = Some("a different unknown".into());
+                        return Ok(false);
+                    }
+                }
+                return self.same(gr, ar);
+            }
             (None, Some(ar)) if !matches!(g, Expr::Relation(..)) || is_intervalish(ar) => {
                 return self.same(g, ar)
             }
@@ -394,6 +480,13 @@ impl Cx<'_> {
             if v.len() == 1 {
                 return self.same(g, &v[0]);
             }
+        }
+        if let Some(r) = self.system(g, a)? {
+            return Ok(r);
+        }
+        if let (Expr::Ratio(x, y), Expr::Ratio(u, v)) = (g, a) {
+            self.how = "ratio (term by term)";
+            return Ok(self.same(x, u)? && self.same(y, v)?);
         }
         match g {
             Expr::Set(gs) | Expr::List(gs) => self.set_like(gs, a),
@@ -423,6 +516,99 @@ impl Cx<'_> {
             }
             _ => self.scalar(g, a),
         }
+    }
+
+    /// A chain `x = a = b ≈ c` must hold link by link: `5 = 7` is not an answer of 7, and a
+    /// `≈` link must be a correct rounding (`\frac13 \approx 0.3333`).
+    fn chain_holds(&mut self, e: &Expr) -> EvalResult<bool> {
+        let Expr::Relation(terms, rels) = e else {
+            return Ok(true);
+        };
+        let skip = usize::from(is_name(&terms[0]));
+        let values = &terms[skip..];
+        let links = &rels[skip..];
+        if values.len() < 2 {
+            return Ok(true);
+        }
+        let (how, why) = (self.how, self.why.take());
+        let mut ok = true;
+        for (w, link) in values.windows(2).zip(links) {
+            let holds =
+                self.same(&w[0], &w[1])? || (*link == Rel::Approx && self.rounds_to(&w[0], &w[1]));
+            if !holds {
+                ok = false;
+                break;
+            }
+        }
+        (self.how, self.why) = (how, why);
+        Ok(ok)
+    }
+
+    /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded, at any precision.
+    fn rounds_to(&mut self, x: &Expr, d: &Expr) -> bool {
+        let Some((p, _)) = decimal_places(d, false) else {
+            return false;
+        };
+        let env = Env {
+            vars: &[],
+            reading: PLAIN,
+        };
+        let (Ok(xv), Ok(dv)) = (eval(x, &env, &mut self.b), eval(d, &env, &mut self.b)) else {
+            return false;
+        };
+        let (Some(xf), Some(df)) = (xv.real_f64(), dv.real_f64()) else {
+            return false;
+        };
+        (xf - df).abs() <= q_to_f64(&half_unit(p)) * (1.0 + 1e-9)
+    }
+
+    /// A system's solution: `x = 2, y = 3` against `y = 3, x = 2` (matched by name) or against
+    /// bare values `2, 3` (matched in order). `None` when the gold is not such a list.
+    fn system(&mut self, g: &Expr, a: &Expr) -> EvalResult<Option<bool>> {
+        let Expr::List(gs) = g else { return Ok(None) };
+        let names: Option<Vec<String>> = gs
+            .iter()
+            .map(|x| assigned_name(x).map(crate::canon::show))
+            .collect();
+        let Some(names) = names else { return Ok(None) };
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        if gs.len() < 2 || unique.len() != names.len() {
+            return Ok(None);
+        }
+        self.how = "system (by unknown)";
+        let items: Vec<Expr> = match a {
+            Expr::List(v) | Expr::Set(v) | Expr::Tuple(v) => v.clone(),
+            Expr::Pair(x, y) => vec![(**x).clone(), (**y).clone()],
+            _ => return Ok(Some(false)),
+        };
+        if items.len() != gs.len() {
+            self.why = Some(format!("{} values for {} unknowns", items.len(), gs.len()));
+            return Ok(Some(false));
+        }
+        let by_name = items.iter().all(|x| assigned_name(x).is_some());
+        for (k, (gi, name)) in gs.iter().zip(&names).enumerate() {
+            let ai = if by_name {
+                items
+                    .iter()
+                    .find(|x| assigned_name(x).is_some_and(|n| crate::canon::show(n) == *name))
+            } else {
+                items.get(k)
+            };
+            let Some(ai) = ai else {
+                self.why = Some(format!("no value for {name}"));
+                return Ok(Some(false));
+            };
+            if !self.same(gi, ai)? {
+                self.how = "system (by unknown)";
+                self.why = Some(format!("{name} differs"));
+                return Ok(Some(false));
+            }
+        }
+        self.how = "system (by unknown)";
+        self.why = None;
+        Ok(Some(true))
     }
 
     fn set_like(&mut self, gs: &[Expr], a: &Expr) -> EvalResult<bool> {
@@ -576,7 +762,14 @@ impl Cx<'_> {
                     };
                     parts.push(i);
                 }
-                from_list = Expr::Union(parts);
+                // `x < -1, x > 2` (pieces apart) is a union; `x > 0 and x < 1` (pieces that
+                // overlap) is an intersection: nobody writes ℝ or ∅ that way.
+                let Some(e) = list_of_inequalities(parts) else {
+                    self.how = "interval";
+                    self.why = Some("inequalities that neither join nor meet".into());
+                    return Ok(false);
+                };
+                from_list = e;
                 &from_list
             }
             _ => a,
@@ -594,10 +787,20 @@ impl Cx<'_> {
             }
             _ => a,
         };
+        // In a union, `(a, b)` is an open interval.
+        let open = |e: &Expr| match e {
+            Expr::Pair(x, y) => Expr::Interval {
+                lo: x.clone(),
+                hi: y.clone(),
+                lo_closed: false,
+                hi_closed: false,
+            },
+            e => e.clone(),
+        };
         let parts = |e: &Expr| -> Vec<Expr> {
             match e {
-                Expr::Union(v) => v.clone(),
-                e => vec![e.clone()],
+                Expr::Union(v) => v.iter().map(open).collect(),
+                e => vec![open(e)],
             }
         };
         let (gp, ap) = (merge_union(parts(g)), merge_union(parts(a)));
@@ -720,8 +923,14 @@ impl Cx<'_> {
         vars.dedup();
         let mut ratio: Option<Num> = None;
         let mut informative = 0;
-        for k in 0..POINTS {
-            let point = sample_point(&vars, k, self.seed);
+        for k in 0..POINTS + NEGATIVE_POINTS {
+            let mut point = sample_point(&vars, k, self.seed);
+            if k >= POINTS {
+                // Negative coordinates: `y = |x|` is not `y = x`.
+                for (_, x) in &mut point {
+                    *x = x.neg();
+                }
+            }
             let env = Env {
                 vars: &point,
                 reading: PLAIN,
@@ -751,14 +960,9 @@ impl Cx<'_> {
     }
 
     fn num_eq_sym(x: &Num, y: &Num) -> bool {
-        if let (Num::Exact { .. }, Num::Exact { .. }) = (x, y) {
-            x == y
-        } else {
-            let (a, ai) = x.to_c64();
-            let (b, bi) = y.to_c64();
-            let d = (a - b).hypot(ai - bi);
-            let m = a.hypot(ai).max(b.hypot(bi));
-            d <= 1e-9 * m || d <= 1e-12
+        match (x, y) {
+            (Num::Exact { .. }, Num::Exact { .. }) => x == y,
+            _ => approx_eq(x, y),
         }
     }
 
@@ -817,6 +1021,21 @@ impl Cx<'_> {
                     self.why = Some("not in lowest terms (unreduced_fractions: reject)".into());
                     return Ok(false);
                 }
+            }
+        }
+        if self.opts.unevaluated == Unevaluated::Reject {
+            if g.vars().is_empty() && !a.vars().is_empty() {
+                // `(x+3)^2 - x^2 - 6x` for 9: a restated expression, not a number.
+                self.how = "value";
+                self.why = Some(
+                    "the answer has a variable the gold does not (unevaluated: reject)".into(),
+                );
+                return Ok(false);
+            }
+            if matches!(a, Expr::Base { .. }) && !matches!(g, Expr::Base { .. }) {
+                self.how = "number in a base";
+                self.why = Some("written in another base (unevaluated: reject)".into());
+                return Ok(false);
             }
         }
         let mut vars = g.vars();
@@ -880,12 +1099,13 @@ impl Cx<'_> {
                     continue;
                 }
             };
-            if self.values_equal(g, &gv, a, &av) {
+            if self.values_equal((g, &gv, rg), (a, &av, ra)) {
                 // Restating the question: a computed gold wants a computed answer.
                 // Against a literal gold only a literal answer counts, unless the match went
                 // through a degrees/radians conversion (`45^\circ` is `\frac{\pi}{4}`).
-                let converted = rg.degrees_radians || ra.degrees_radians;
-                let exact_literal = g.is_literal() && decimal_places(g).is_none() && !converted;
+                let converted = rg.degrees_radians;
+                let exact_literal =
+                    g.is_literal() && decimal_places(g, false).is_none() && !converted;
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
                     && !a.is_literal()
@@ -906,9 +1126,13 @@ impl Cx<'_> {
         Ok(false)
     }
 
-    fn values_equal(&mut self, g: &Expr, gv: &Num, a: &Expr, av: &Num) -> bool {
-        let gdec = decimal_places(g);
-        let adec = decimal_places(a);
+    fn values_equal(
+        &mut self,
+        (g, gv, rg): (&Expr, &Num, Reading),
+        (a, av, ra): (&Expr, &Num, Reading),
+    ) -> bool {
+        let gdec = decimal_places(g, rg.percent_fraction);
+        let adec = decimal_places(a, ra.percent_fraction);
         if let (Num::Exact { .. }, Num::Exact { .. }) = (gv, av) {
             if gv == av {
                 self.how = "exact";
@@ -943,9 +1167,8 @@ impl Cx<'_> {
             let tol = q_to_f64(&half_unit(p));
             return sig >= self.opts.min_significant_digits && d <= tol * (1.0 + 1e-9);
         }
-        self.how = "numeric (1e-9 relative)";
-        let m = g0.hypot(gi).max(a0.hypot(ai));
-        d <= 1e-9 * m || d <= 1e-12
+        self.how = "numeric";
+        approx_eq(gv, av)
     }
 
     fn at_points(&mut self, g: &Expr, a: &Expr, vars: &[String]) -> EvalResult<bool> {
@@ -982,9 +1205,9 @@ impl Cx<'_> {
                 }
             }
         }
-        // Points with negative coordinates catch `|x|` or `\sqrt{x^2}` against `x`. Only a
-        // disagreement between two real values counts there: `\ln(x^2)` against `2\ln x`
-        // leaves the reals on one side and is not held against it.
+        // Points with negative coordinates catch `|x|` or `\sqrt{x^2}` against `x`, and
+        // `\ln|x|` against `\ln x` (a real value against none). A complex value is not held
+        // against either side.
         for k in 0..NEGATIVE_POINTS {
             let point: Vec<(String, Num)> = sample_point(vars, k + POINTS, self.seed)
                 .into_iter()
@@ -1009,6 +1232,14 @@ impl Cx<'_> {
                     self.why = Some("differs at a sample point with negative values".into());
                     return Ok(false);
                 }
+                // Defined and real on one side only: `\ln|x|` is not `\ln x`.
+                (Ok(x), Err(EvalError::Undefined)) | (Err(EvalError::Undefined), Ok(x))
+                    if x.real_f64().is_some() =>
+                {
+                    self.how = "at sample points";
+                    self.why = Some("defined on one side only, at negative values".into());
+                    return Ok(false);
+                }
                 _ => {}
             }
         }
@@ -1019,6 +1250,24 @@ impl Cx<'_> {
 
 const POINTS: usize = 6;
 const NEGATIVE_POINTS: usize = 3;
+
+/// Equality where at least one side went through floating point (roots of non-squares, π, e,
+/// logs, trig). Against an exact rational the bound is tight (1e-13 relative), since a
+/// rational equal to an irrational would be a near miss like `\frac{103993}{33102}` for π;
+/// between two floating values it allows for rounding (1e-11). Only an exact zero tolerates
+/// an absolute 1e-15 (`\sin\pi` is 0).
+fn approx_eq(x: &Num, y: &Num) -> bool {
+    let exact = |n: &Num| matches!(n, Num::Exact { .. });
+    let (a, ai) = x.to_c64();
+    let (b, bi) = y.to_c64();
+    let d = (a - b).hypot(ai - bi);
+    let m = a.hypot(ai).max(b.hypot(bi));
+    if (exact(x) && x.is_zero()) || (exact(y) && y.is_zero()) {
+        return d <= 1e-15;
+    }
+    let rel = if exact(x) || exact(y) { 1e-13 } else { 1e-11 };
+    d <= rel * m
+}
 
 /// More answers than this written back to back is spraying, not a list.
 const MAX_PARTS: usize = 256;
@@ -1050,23 +1299,102 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// A list of intervals read from inequalities: their union when they are pairwise apart,
+/// their intersection when they all meet, `None` when neither.
+fn list_of_inequalities(parts: Vec<Expr>) -> Option<Expr> {
+    let ends = |e: &Expr| -> Option<(f64, f64, bool, bool)> {
+        let Expr::Interval {
+            lo,
+            hi,
+            lo_closed,
+            hi_closed,
+        } = e
+        else {
+            return None;
+        };
+        Some((endpoint_f64(lo)?, endpoint_f64(hi)?, *lo_closed, *hi_closed))
+    };
+    let iv: Vec<(f64, f64, bool, bool)> = parts.iter().map(ends).collect::<Option<_>>()?;
+    let meet = |a: &(f64, f64, bool, bool), b: &(f64, f64, bool, bool)| {
+        let lo = a.0.max(b.0);
+        let hi = a.1.min(b.1);
+        lo < hi
+            || (lo == hi
+                && (a.0 != lo || a.2)
+                && (b.0 != lo || b.2)
+                && (a.1 != hi || a.3)
+                && (b.1 != hi || b.3))
+    };
+    let mut all_meet = true;
+    let mut all_apart = true;
+    for (k, a) in iv.iter().enumerate() {
+        for b in &iv[k + 1..] {
+            if meet(a, b) {
+                all_apart = false;
+            } else {
+                all_meet = false;
+            }
+        }
+    }
+    if all_apart {
+        return Some(Expr::Union(parts));
+    }
+    if !all_meet {
+        return None;
+    }
+    // The intersection: the largest lower end and the smallest upper end.
+    let mut lo = 0;
+    let mut hi = 0;
+    for (k, x) in iv.iter().enumerate() {
+        if x.0 > iv[lo].0 || (x.0 == iv[lo].0 && !x.2) {
+            lo = k;
+        }
+        if x.1 < iv[hi].1 || (x.1 == iv[hi].1 && !x.3) {
+            hi = k;
+        }
+    }
+    let (
+        Expr::Interval {
+            lo: l,
+            lo_closed: lc,
+            ..
+        },
+        Expr::Interval {
+            hi: h,
+            hi_closed: hc,
+            ..
+        },
+    ) = (&parts[lo], &parts[hi])
+    else {
+        return None;
+    };
+    Some(Expr::Interval {
+        lo: l.clone(),
+        hi: h.clone(),
+        lo_closed: *lc,
+        hi_closed: *hc,
+    })
+}
+
+fn endpoint_f64(e: &Expr) -> Option<f64> {
+    if let Some(s) = inf_sign(e) {
+        return Some(f64::INFINITY * f64::from(s));
+    }
+    let mut b = Budget::new(crate::options::Limits::default());
+    let env = Env {
+        vars: &[],
+        reading: PLAIN,
+    };
+    eval(e, &env, &mut b).ok()?.real_f64()
+}
+
 /// Merges overlapping or touching intervals (`[1,2] ∪ [2,3]` is `[1,3]`) when every endpoint
 /// has a numeric value; otherwise leaves the pieces as written.
 fn merge_union(parts: Vec<Expr>) -> Vec<Expr> {
     if parts.len() < 2 {
         return parts;
     }
-    let val = |e: &Expr| -> Option<f64> {
-        if let Some(s) = inf_sign(e) {
-            return Some(f64::INFINITY * f64::from(s));
-        }
-        let mut b = Budget::new(crate::options::Limits::default());
-        let env = Env {
-            vars: &[],
-            reading: PLAIN,
-        };
-        eval(e, &env, &mut b).ok()?.real_f64()
-    };
+    let val = endpoint_f64;
     let mut iv = Vec::with_capacity(parts.len());
     for p in &parts {
         let Expr::Interval {
@@ -1083,7 +1411,7 @@ fn merge_union(parts: Vec<Expr>) -> Vec<Expr> {
         };
         iv.push((l, h, p.clone(), *lo_closed, *hi_closed));
     }
-    iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+    iv.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.3.cmp(&a.3)));
     let mut out: Vec<(f64, f64, Expr, bool, bool)> = Vec::with_capacity(iv.len());
     for cur in iv {
         if let Some(last) = out.last_mut() {

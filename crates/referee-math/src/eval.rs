@@ -63,7 +63,7 @@ pub(crate) fn eval(e: &Expr, env: &Env<'_>, b: &mut Budget) -> EvalResult<Num> {
             Ok(acc)
         }
         Expr::Neg(a) => Ok(eval(a, env, b)?.neg()),
-        Expr::Frac(n, d) => eval(n, env, b)?.div(&eval(d, env, b)?, b),
+        Expr::Frac(n, d) | Expr::Ratio(n, d) => eval(n, env, b)?.div(&eval(d, env, b)?, b),
         Expr::Mixed(w, f) => eval(w, env, b)?.add(&eval(f, env, b)?, b),
         Expr::Pow(x, p) => {
             let base = eval(x, env, b)?;

@@ -38,6 +38,8 @@ pub(crate) enum Func {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rel {
     Eq,
+    /// `\approx`: the right side is a rounding of the left.
+    Approx,
     Ne,
     Lt,
     Le,
@@ -59,6 +61,7 @@ impl Rel {
     pub fn symbol(self) -> &'static str {
         match self {
             Rel::Eq => "=",
+            Rel::Approx => "≈",
             Rel::Ne => "≠",
             Rel::Lt => "<",
             Rel::Le => "≤",
@@ -118,6 +121,8 @@ pub(crate) enum Expr {
     List(Vec<Expr>),
     /// `(a, b, c)` with three or more items, `\langle ..\rangle`, or a `[a, b, c]`.
     Tuple(Vec<Expr>),
+    /// `a : b`: a ratio (or a clock time), compared term by term.
+    Ratio(Box<Expr>, Box<Expr>),
     /// `(a, b)`: an ordered pair or an open interval, read by what the gold is.
     Pair(Box<Expr>, Box<Expr>),
     Interval {
@@ -176,6 +181,7 @@ impl Expr {
             | Expr::LogBase(a, b)
             | Expr::Binom(a, b)
             | Expr::Pair(a, b)
+            | Expr::Ratio(a, b)
             | Expr::Interval { lo: a, hi: b, .. } => {
                 a.walk(f);
                 b.walk(f);
@@ -215,7 +221,9 @@ impl Expr {
         match self {
             Expr::Num(_) | Expr::Base { .. } => true,
             Expr::Neg(a) | Expr::Percent(a) | Expr::Degrees(a) => a.is_literal(),
-            Expr::Frac(a, b) | Expr::Mixed(a, b) => a.is_literal() && b.is_literal(),
+            Expr::Frac(a, b) | Expr::Mixed(a, b) | Expr::Ratio(a, b) => {
+                a.is_literal() && b.is_literal()
+            }
             // 1.5 \times 10^{3}: scientific notation.
             Expr::Mul(v) if v.len() == 2 => matches!(&v[0], Expr::Num(_)) && is_power_of_ten(&v[1]),
             _ => false,

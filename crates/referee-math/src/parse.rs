@@ -33,6 +33,9 @@ pub struct Parsed {
     pub(crate) expr: Expr,
     /// The answer as normalised text, for plain-text comparison (`\text{(C)}` → `c`).
     pub(crate) text: String,
+    /// Units written after numbers, canonical (`cm`, `hour`): stripped for the value, kept so
+    /// that `5 \text{ km}` is not `5 \text{ m}`.
+    pub(crate) units: Vec<&'static str>,
 }
 
 impl Parsed {
@@ -56,7 +59,9 @@ pub(crate) fn parse_with(
         return Err(ParseError::TooComplex("answer too long"));
     }
     let text = normalize_text(s);
-    let toks = Lexer::new(s, extra_units).run(limits)?;
+    let (toks, mut units) = Lexer::new(s, extra_units).run(limits)?;
+    units.sort_unstable();
+    units.dedup();
     let mut p = Parser {
         toks,
         pos: 0,
@@ -65,7 +70,7 @@ pub(crate) fn parse_with(
         budget: Budget::new(*limits),
     };
     let expr = p.top()?;
-    Ok(Parsed { expr, text })
+    Ok(Parsed { expr, text, units })
 }
 
 /// Lower case, without LaTeX text wrappers, punctuation and spaces: `\text{(C)}` → `c`.
@@ -106,6 +111,12 @@ pub(crate) fn normalize_text(s: &str) -> String {
             out.push_str(&name.to_lowercase());
         } else if c.is_alphanumeric() {
             out.extend(c.to_lowercase());
+        } else if matches!(c, '.' | ',')
+            && out.ends_with(|p: char| p.is_ascii_digit())
+            && chars.peek().is_some_and(char::is_ascii_digit)
+        {
+            // `1.5 million` is not `15 million`.
+            out.push(c);
         } else if matches!(c, '+' | '-' | '=' | '<' | '>' | '/' | '^' | '*' | '|') {
             out.push(c);
         }
@@ -153,6 +164,8 @@ struct Lexer<'a> {
     brace: usize,
     /// Open `(` and `[` (a bare comma inside them is never a thousands separator).
     brackets: usize,
+    /// Canonical units seen (see [`canonical_unit`]).
+    units: Vec<&'static str>,
     /// Where the last skipped unit word ended, so a `^2` after its `\text{}` goes with it.
     unit_end: usize,
 }
@@ -258,6 +271,57 @@ const UNITS: &[&str] = &[
     "degrees",
 ];
 
+/// One spelling per unit (`centimeters` → `cm`); `None` for modifiers and generic words
+/// (`square`, `units`) and for `extra_units`, which say nothing comparable.
+fn canonical_unit(w: &str) -> Option<&'static str> {
+    const GROUPS: &[&[&str]] = &[
+        &[
+            "cm",
+            "centimeter",
+            "centimeters",
+            "centimetre",
+            "centimetres",
+        ],
+        &["mm", "millimeter", "millimeters"],
+        &["km", "kilometer", "kilometers"],
+        &["m", "meter", "meters", "metre", "metres"],
+        &["in", "inch", "inches"],
+        &["ft", "foot", "feet"],
+        &["yd", "yard", "yards"],
+        &["mi", "mile", "miles"],
+        &["kg", "kilogram", "kilograms"],
+        &["g", "gram", "grams"],
+        &["mg"],
+        &["lb", "lbs", "pound", "pounds"],
+        &["oz", "ounce", "ounces"],
+        &["ton", "tons"],
+        &["l", "liter", "liters", "litre", "litres"],
+        &["ml"],
+        &["gallon", "gallons"],
+        &["quart", "quarts"],
+        &["pint", "pints"],
+        &["cup", "cups"],
+        &["s", "sec", "second", "seconds"],
+        &["min", "minute", "minutes"],
+        &["h", "hr", "hrs", "hour", "hours"],
+        &["day", "days"],
+        &["week", "weeks"],
+        &["month", "months"],
+        &["year", "years"],
+        &["dollar", "dollars"],
+        &["cent", "cents"],
+        &["euro", "euros"],
+        &["mph"],
+        &["kmh", "km/h"],
+        &["m/s"],
+    ];
+    let l = w.to_ascii_lowercase();
+    GROUPS
+        .iter()
+        .find(|g| g.contains(&l.as_str()))
+        .map(|g| g[0])
+}
+
 fn is_unit(w: &str, extra: &[String]) -> bool {
     let l = w.to_ascii_lowercase();
     UNITS.contains(&l.as_str()) || extra.iter().any(|u| u.eq_ignore_ascii_case(&l))
@@ -330,6 +394,7 @@ impl<'a> Lexer<'a> {
             text_stack: Vec::new(),
             brace: 0,
             brackets: 0,
+            units: Vec::new(),
             unit_end: usize::MAX,
         }
     }
@@ -346,7 +411,7 @@ impl<'a> Lexer<'a> {
         Err(ParseError::Syntax(format!("{m} at byte {}", self.i)))
     }
 
-    fn run(mut self, limits: &Limits) -> Result<Vec<Tok>, ParseError> {
+    fn run(mut self, limits: &Limits) -> Result<(Vec<Tok>, Vec<&'static str>), ParseError> {
         let mut depth = 0usize;
         while self.i < self.s.len() {
             let c = self.s[self.i];
@@ -424,7 +489,7 @@ impl<'a> Lexer<'a> {
                 _ => return self.err("unexpected character"),
             }
         }
-        Ok(self.out)
+        Ok((self.out, self.units))
     }
 
     /// `0.\overline{3}`, `0.1\overline{6}`, `0.\dot{3}`: a repeating decimal, exact. Called
@@ -454,6 +519,12 @@ impl<'a> Lexer<'a> {
         self.out.pop();
         self.out.push(Tok::Repeating(int, frac, rep));
         true
+    }
+
+    fn note_unit(&mut self, w: &str) {
+        if let Some(u) = canonical_unit(w) {
+            self.units.push(u);
+        }
     }
 
     fn prev_is_value(&self) -> bool {
@@ -663,12 +734,14 @@ impl<'a> Lexer<'a> {
             _ if FUNCS.iter().any(|(n, _)| *n == lw) && w.len() > 1 => Tok::Cmd(lw),
             _ if w.len() == 1 => {
                 if self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value() {
+                    self.note_unit(w);
                     self.unit_end = self.i;
                     return;
                 }
                 Tok::Ident(w.to_string())
             }
             _ if is_unit(w, self.extra_units) && self.after_value() => {
+                self.note_unit(w);
                 self.skip_unit_power();
                 self.unit_end = self.i;
                 return;
@@ -710,8 +783,14 @@ impl<'a> Lexer<'a> {
         if !c.is_ascii_alphabetic() {
             self.i += 1;
             match c {
-                b'{' => self.out.push(Tok::SetOpen),
-                b'}' => self.out.push(Tok::SetClose),
+                b'{' => {
+                    self.brackets += 1;
+                    self.out.push(Tok::SetOpen);
+                }
+                b'}' => {
+                    self.brackets = self.brackets.saturating_sub(1);
+                    self.out.push(Tok::SetClose);
+                }
                 b'%' => self.out.push(Tok::Percent),
                 b'\\' => self.out.push(Tok::RowSep),
                 b',' | b';' | b':' | b'!' | b' ' | b'$' | b'(' | b')' | b'[' | b']' | b'>' => {}
@@ -727,6 +806,15 @@ impl<'a> Lexer<'a> {
         let name = self.src[st..self.i].to_string();
         if matches!(name.as_str(), "overline" | "dot") && self.repeating_decimal() {
             return Ok(());
+        }
+        // `\mathbb{R}`: a set, not the letter R.
+        if name == "mathbb" && self.peek(0) == b'{' && self.peek(2) == b'}' {
+            let letter = self.peek(1);
+            if letter.is_ascii_alphabetic() {
+                self.i += 3;
+                self.out.push(Tok::Cmd(format!("mathbb{}", letter as char)));
+                return Ok(());
+            }
         }
         match name.as_str() {
             "left" | "right" | "bigl" | "bigr" | "Bigl" | "Bigr" | "big" | "Big" | "biggl"
@@ -784,6 +872,7 @@ impl<'a> Lexer<'a> {
             "ldots" | "cdots" | "dots" => return self.err("ellipsis is not an answer"),
             _ => {
                 if self.in_text > 0 && is_unit(&name, self.extra_units) {
+                    self.note_unit(&name);
                     return Ok(());
                 }
                 // `\quadx_{2}` (spaces stripped by a dataset): spacing, then the letters.
@@ -869,16 +958,18 @@ impl Parser {
     }
 
     fn top(&mut self) -> PResult<Expr> {
-        // Trailing sentence punctuation.
-        while matches!(
-            self.toks.last(),
-            Some(Tok::Sym('.' | ',' | ';' | ':' | '?' | '!'))
-        ) && !(self.toks.len() >= 2
-            && matches!(self.toks.last(), Some(Tok::Sym('!')))
-            && matches!(
-                self.toks[self.toks.len() - 2],
-                Tok::Num(..) | Tok::Sym(')' | '}')
-            ))
+        // Trailing sentence punctuation: one full stop (`0.333...` keeps its dots and fails),
+        // never `?` (`4?` is a question, not an answer).
+        if self.toks.last() == Some(&Tok::Sym('.')) {
+            self.toks.pop();
+        }
+        while matches!(self.toks.last(), Some(Tok::Sym(',' | ';' | ':' | '!')))
+            && !(self.toks.len() >= 2
+                && matches!(self.toks.last(), Some(Tok::Sym('!')))
+                && matches!(
+                    self.toks[self.toks.len() - 2],
+                    Tok::Num(..) | Tok::Sym(')' | '}')
+                ))
         {
             self.toks.pop();
         }
@@ -898,7 +989,7 @@ impl Parser {
                     _ => None,
                 })
                 .collect();
-            if let [w] = words.as_slice() {
+            if let ([Tok::Word(w)], [_]) = (self.toks.as_slice(), words.as_slice()) {
                 if let Some(n) = number_word(w) {
                     return Ok(int_lit(&n.to_string()));
                 }
@@ -974,7 +1065,8 @@ impl Parser {
                 "le" | "leq" | "leqslant" => Some(Rel::Le),
                 "ge" | "geq" | "geqslant" => Some(Rel::Ge),
                 "ne" | "neq" => Some(Rel::Ne),
-                "approx" | "equiv" | "in" | "coloneqq" => Some(Rel::Eq),
+                "approx" => Some(Rel::Approx),
+                "equiv" | "in" | "coloneqq" => Some(Rel::Eq),
                 "lt" => Some(Rel::Lt),
                 "gt" => Some(Rel::Gt),
                 _ => None,
@@ -1111,7 +1203,16 @@ impl Parser {
             if self.is_cmd("cdot") || self.is_cmd("times") || self.is_sym('*') {
                 self.pos += 1;
                 factors.push(self.unary()?);
-            } else if self.is_sym('/') || self.is_cmd("div") || (self.is_sym(':') && self.pos > 0) {
+            } else if self.is_sym(':') && self.pos > 0 {
+                self.pos += 1;
+                let d = self.unary()?;
+                let n = if factors.len() == 1 {
+                    factors.pop().unwrap_or(Expr::List(vec![]))
+                } else {
+                    Expr::Mul(std::mem::take(&mut factors))
+                };
+                factors.push(Expr::Ratio(bx(n), bx(d)));
+            } else if self.is_sym('/') || self.is_cmd("div") {
                 self.pos += 1;
                 let d = self.unary()?;
                 let n = if factors.len() == 1 {
@@ -1509,6 +1610,13 @@ impl Parser {
             "pi" => Ok(Expr::Const(Const::Pi)),
             "infty" | "infinity" => Ok(Expr::Const(Const::Infinity)),
             "emptyset" | "varnothing" => Ok(Expr::Set(vec![])),
+            "mathbbR" => Ok(interval(
+                Expr::Neg(bx(Expr::Const(Const::Infinity))),
+                Expr::Const(Const::Infinity),
+                false,
+                false,
+            )),
+            _ if name.starts_with("mathbb") => Ok(Expr::Text(name.to_lowercase())),
             "langle" => {
                 let (items, _) = self.group_until(&[Tok::Cmd("rangle".into())])?;
                 Ok(Expr::Tuple(items))
@@ -1674,14 +1782,7 @@ fn number_word(w: &str) -> Option<u32> {
     if let Some(k) = SMALL.iter().position(|s| *s == l) {
         return Some(k as u32);
     }
-    TENS.iter()
-        .find(|(s, _)| *s == l)
-        .map(|(_, v)| *v)
-        .or(match l.as_str() {
-            "hundred" => Some(100),
-            "thousand" => Some(1000),
-            _ => None,
-        })
+    TENS.iter().find(|(s, _)| *s == l).map(|(_, v)| *v)
 }
 
 fn is_inf(e: &Expr) -> bool {
