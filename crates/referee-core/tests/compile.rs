@@ -98,3 +98,14 @@ fn program_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Program>();
 }
+
+#[test]
+fn a_literal_math_gold_is_checked_at_compile_time() {
+    let e = errors(&json!({"type": "math_equiv", "reference": "\\frac{"}));
+    assert!(e.contains("/reference (math_equiv): cannot be read"), "{e}");
+    // A template gold is only known per row.
+    assert!(
+        Program::compile(&json!({"type": "math_equiv", "reference": "{{item.answer}}"})).is_ok()
+    );
+    assert!(Program::compile(&json!({"type": "math_equiv", "reference": "\\frac{1}{2}"})).is_ok());
+}

@@ -209,11 +209,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComp
                 cx.err(
                     at,
                     Some("reference"),
-                    format!(
-                        "gold `{}` cannot be read: {}",
-                        shorten(r.source()),
-                        v.detail
-                    ),
+                    format!("cannot be read: {}", shorten(&v.detail)),
                 );
                 return None;
             }
