@@ -186,6 +186,11 @@ fn write(s: &mut String, e: &Expr) {
         Expr::Set(v) => list(s, v, "{", "}"),
         Expr::List(v) => list(s, v, "", ""),
         Expr::Tuple(v) => list(s, v, "(", ")"),
+        Expr::SetMinus(a, b) => {
+            write(s, a);
+            s.push_str(" \\ ");
+            write(s, b);
+        }
         Expr::Ratio(a, b) => {
             atom(s, a);
             s.push_str(" : ");

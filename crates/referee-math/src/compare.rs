@@ -72,6 +72,23 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
         answer_form: None,
         detail: String::new(),
     };
+    // A choice gold (`B`, `\text{(B)}`) against `\textbf{(B)}\ 12`: the option's label
+    // copied with its value.
+    if let Expr::Var(letter) = &g.expr {
+        let upper = letter.len() == 1 && letter.chars().all(|c| c.is_ascii_uppercase());
+        if let ([part], true) = (ex.parts.as_slice(), upper) {
+            if let Some(label) = choice_label(part) {
+                base.answer_form = Some(label.to_string());
+                base.status = if label.eq_ignore_ascii_case(&letter.chars().next().unwrap_or(' ')) {
+                    Status::Correct
+                } else {
+                    Status::Wrong
+                };
+                base.detail = "choice label".into();
+                return base;
+            }
+        }
+    }
     let a = match parse_parts(&ex, opts, &g) {
         Ok(a) => a,
         Err((status, detail)) => {
@@ -132,6 +149,29 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
         }
     }
     base
+}
+
+/// `(B) 12`, `\textbf{(B)}\ 12`, `\text{(B) } 12`: the label of an option followed by more.
+fn choice_label(raw: &str) -> Option<char> {
+    let mut s = raw.trim_start_matches([' ', '$', '{']);
+    for w in ["\\textbf{", "\\text{", "\\mathrm{", "\\mathbf{"] {
+        if let Some(r) = s.strip_prefix(w) {
+            s = r.trim_start();
+        }
+    }
+    let b = s.as_bytes();
+    if b.len() < 4 || b[0] != b'(' || !b[1].is_ascii_uppercase() || b[2] != b')' {
+        return None;
+    }
+    // A value must follow the label (a bare `(B)` parses as the letter already), and not an
+    // operator: `(X) + 1` is arithmetic on X, not option X.
+    let rest = s[3..].trim_start_matches(['}', ' ', '~', ':', '.', '$']);
+    let rest = rest.strip_prefix("\\ ").unwrap_or(rest).trim_start();
+    let operator = rest.starts_with(['+', '-', '*', '/', '^', '=', '<', '>', '!', '_'])
+        || ["\\cdot", "\\times", "\\div", "\\pm", "\\le", "\\ge", "\\ne"]
+            .iter()
+            .any(|op| rest.starts_with(op));
+    (!rest.is_empty() && !operator).then_some(char::from(b[1]))
 }
 
 fn fill_text(mut p: Parsed) -> Parsed {
@@ -253,6 +293,8 @@ fn inf_sign(e: &Expr) -> Option<i8> {
 fn is_name(e: &Expr) -> bool {
     match e {
         Expr::Var(_) | Expr::Apply(..) => true,
+        // AIME's `m + n = 47`: a sum of plain unknowns.
+        Expr::Add(v) => v.len() >= 2 && v.iter().all(|t| matches!(t, Expr::Var(_))),
         Expr::Pair(a, b) | Expr::Frac(a, b) | Expr::Ratio(a, b) => is_name(a) && is_name(b),
         Expr::Tuple(v) | Expr::Mul(v) => v.iter().all(is_name),
         // `|AB|` (a length) names a quantity; `|x|` is a value of x, not a name for it.
@@ -309,7 +351,40 @@ fn inequality_interval(e: &Expr) -> Option<Expr> {
         Box::new(if neg { Expr::Neg(Box::new(i)) } else { i })
     };
     let const_term = |t: &Expr| t.vars().is_empty();
+    let open = |lo: Box<Expr>, hi: Box<Expr>, lc: bool, hc: bool| Expr::Interval {
+        lo,
+        hi,
+        lo_closed: lc,
+        hi_closed: hc,
+    };
+    let abs_of_var = |t: &Expr| matches!(t, Expr::Func(crate::expr::Func::Abs, a) if matches!(&**a, Expr::Var(_)));
     match (terms.as_slice(), rels.as_slice()) {
+        // `|x| \le 3` is [-3, 3]; `|x| > 3` is (-∞, -3) ∪ (3, ∞).
+        ([l, r], [rel]) if (abs_of_var(l) && const_term(r)) || (abs_of_var(r) && const_term(l)) => {
+            let (c, rel) = if abs_of_var(l) {
+                (r, *rel)
+            } else {
+                (l, rel.flip())
+            };
+            let c = Box::new(c.clone());
+            let neg_c = Box::new(Expr::Neg(c.clone()));
+            match rel {
+                Rel::Lt | Rel::Le => Some(open(neg_c, c, rel == Rel::Le, rel == Rel::Le)),
+                Rel::Gt | Rel::Ge => Some(Expr::Union(vec![
+                    open(inf(true), neg_c, false, rel == Rel::Ge),
+                    open(c, inf(false), rel == Rel::Ge, false),
+                ])),
+                _ => None,
+            }
+        }
+        // `x \ne 0`: everything but one point.
+        ([l, r], [Rel::Ne]) if (is_name(l) && const_term(r)) || (is_name(r) && const_term(l)) => {
+            let c = Box::new(if is_name(l) { r.clone() } else { l.clone() });
+            Some(Expr::Union(vec![
+                open(inf(true), c.clone(), false, false),
+                open(c, inf(false), false, false),
+            ]))
+        }
         ([l, r], [rel]) => {
             let (c, rel) = if is_name(l) && const_term(r) {
                 (r, *rel)
@@ -362,11 +437,14 @@ fn inequality_interval(e: &Expr) -> Option<Expr> {
 
 fn is_inequality(e: &Expr) -> bool {
     matches!(e, Expr::Relation(_, rels) if rels.iter().all(|r| matches!(r, Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge)))
+        || matches!(e, Expr::Relation(t, rels) if t.len() == 2 && rels == &[Rel::Ne] && (is_name(&t[0]) || is_name(&t[1])))
 }
 
 fn is_intervalish(e: &Expr) -> bool {
-    matches!(e, Expr::Interval { .. } | Expr::Union(_))
-        || matches!(e, Expr::List(v) if v.iter().all(is_inequality))
+    matches!(
+        e,
+        Expr::Interval { .. } | Expr::Union(_) | Expr::SetMinus(..)
+    ) || matches!(e, Expr::List(v) if v.iter().all(is_inequality))
 }
 
 /// Digits after the point in a written decimal (`3.10` → 2), through sign, `%` and `°`.
@@ -448,7 +526,10 @@ impl Cx<'_> {
         self.b.charge(1)?;
         // `x = 3` against `3`, gold `x = 3` against `3`, `x = 11` against `x = 5 + 6 = 11`,
         // and `x \in [1, 2]` against `1 \le x \le 2`.
-        let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty());
+        // A gold function definition `p(x) = x^2 - 4` answers with its right side too.
+        let defines =
+            matches!(g, Expr::Relation(t, _) if matches!(t.first(), Some(Expr::Apply(..))));
+        let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty() || defines);
         let aa = unwrap_assignment(a);
         if aa.is_some() && !self.chain_holds(a)? {
             self.how = "chain";
@@ -800,6 +881,13 @@ impl Cx<'_> {
         let parts = |e: &Expr| -> Vec<Expr> {
             match e {
                 Expr::Union(v) => v.iter().map(open).collect(),
+                Expr::SetMinus(base, removed) => {
+                    let base: Vec<Expr> = match &**base {
+                        Expr::Union(v) => v.iter().map(open).collect(),
+                        b => vec![open(b)],
+                    };
+                    remove_points(base, removed)
+                }
                 e => vec![open(e)],
             }
         };
@@ -1297,6 +1385,70 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// Intervals with finitely many points taken out (`\mathbb{R} \setminus \{0\}`), split at
+/// those points. Left as written when a value is not numeric.
+fn remove_points(intervals: Vec<Expr>, removed: &Expr) -> Vec<Expr> {
+    let points: Vec<&Expr> = match removed {
+        Expr::Set(v) | Expr::List(v) => v.iter().collect(),
+        e => vec![e],
+    };
+    let mut pts: Vec<(f64, &Expr)> = Vec::with_capacity(points.len());
+    for p in points {
+        let Some(v) = endpoint_f64(p) else {
+            return intervals;
+        };
+        pts.push((v, p));
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out = Vec::new();
+    for iv in intervals {
+        let Expr::Interval {
+            lo,
+            hi,
+            lo_closed,
+            hi_closed,
+        } = iv
+        else {
+            out.push(iv);
+            continue;
+        };
+        let (Some(l), Some(h)) = (endpoint_f64(&lo), endpoint_f64(&hi)) else {
+            out.push(Expr::Interval {
+                lo,
+                hi,
+                lo_closed,
+                hi_closed,
+            });
+            continue;
+        };
+        let (mut cur_lo, mut cur_closed) = (lo, lo_closed);
+        let mut cur_l = l;
+        for (v, p) in &pts {
+            if *v == cur_l {
+                cur_closed = false;
+            } else if *v > cur_l && *v < h {
+                out.push(Expr::Interval {
+                    lo: cur_lo,
+                    hi: Box::new((*p).clone()),
+                    lo_closed: cur_closed,
+                    hi_closed: false,
+                });
+                cur_lo = Box::new((*p).clone());
+                cur_closed = false;
+                cur_l = *v;
+            }
+        }
+        let hi_closed = hi_closed && !pts.iter().any(|(v, _)| *v == h);
+        out.push(Expr::Interval {
+            lo: cur_lo,
+            hi,
+            lo_closed: cur_closed,
+            hi_closed,
+        });
+    }
+    out
 }
 
 /// A list of intervals read from inequalities: their union when they are pairwise apart,

@@ -132,6 +132,8 @@ pub(crate) enum Expr {
         hi_closed: bool,
     },
     Union(Vec<Expr>),
+    /// `A \setminus B`: intervals without a finite set of points.
+    SetMinus(Box<Expr>, Box<Expr>),
     /// `a = b`, `a < b \le c`: the terms and the relations between them.
     Relation(Vec<Expr>, Vec<Rel>),
     Matrix {
@@ -151,6 +153,7 @@ impl Expr {
                 | Expr::Pair(..)
                 | Expr::Interval { .. }
                 | Expr::Union(_)
+                | Expr::SetMinus(..)
                 | Expr::Relation(..)
                 | Expr::Matrix { .. }
         )
@@ -182,6 +185,7 @@ impl Expr {
             | Expr::Binom(a, b)
             | Expr::Pair(a, b)
             | Expr::Ratio(a, b)
+            | Expr::SetMinus(a, b)
             | Expr::Interval { lo: a, hi: b, .. } => {
                 a.walk(f);
                 b.walk(f);

@@ -260,6 +260,33 @@ const UNITS: &[&str] = &[
     "sq",
     "square",
     "cubic",
+    "rad",
+    "radian",
+    "radians",
+    "ev",
+    "kev",
+    "mev",
+    "j",
+    "kj",
+    "n",
+    "kn",
+    "w",
+    "kw",
+    "kwh",
+    "pa",
+    "kpa",
+    "atm",
+    "hz",
+    "khz",
+    "mhz",
+    "v",
+    "mol",
+    "cal",
+    "kcal",
+    "ohm",
+    "ohms",
+    "k",
+    "kelvin",
     "squnits",
     "inches",
     "km/h",
@@ -314,6 +341,21 @@ fn canonical_unit(w: &str) -> Option<&'static str> {
         &["mph"],
         &["kmh", "km/h"],
         &["m/s"],
+        &["rad", "radian", "radians"],
+        &["ev"],
+        &["kev"],
+        &["mev"],
+        &["j"],
+        &["kj"],
+        &["n"],
+        &["w"],
+        &["kw"],
+        &["pa"],
+        &["kpa"],
+        &["hz"],
+        &["v"],
+        &["mol"],
+        &["k", "kelvin"],
     ];
     let l = w.to_ascii_lowercase();
     GROUPS
@@ -522,6 +564,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn note_unit(&mut self, w: &str) {
+        let w = w.trim_end_matches(['^', '{', '}', '2', '3', '²', '³']);
         if let Some(u) = canonical_unit(w) {
             self.units.push(u);
         }
@@ -734,15 +777,22 @@ impl<'a> Lexer<'a> {
             _ if FUNCS.iter().any(|(n, _)| *n == lw) && w.len() > 1 => Tok::Cmd(lw),
             _ if w.len() == 1 => {
                 if self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value() {
-                    self.note_unit(w);
+                    let st = self.i - w.len();
+                    self.skip_unit_power();
+                    let src = self.src;
+                    self.note_unit(&src[st..self.i]);
                     self.unit_end = self.i;
                     return;
                 }
                 Tok::Ident(w.to_string())
             }
             _ if is_unit(w, self.extra_units) && self.after_value() => {
-                self.note_unit(w);
+                let st = self.i - w.len();
                 self.skip_unit_power();
+                let unit = self.src[st..self.i]
+                    .trim_end_matches(['^', '{', '}', '2', '3'])
+                    .to_string();
+                self.note_unit(&unit);
                 self.unit_end = self.i;
                 return;
             }
@@ -755,10 +805,14 @@ impl<'a> Lexer<'a> {
 
     /// A unit follows a value (`5 cm`, `5\text{ cm}`, `5^\circ\text{C}`).
     fn after_value(&self) -> bool {
+        if matches!(self.out.last(), Some(Tok::Cmd(c)) if c == "pi" || c == "infty") {
+            return true;
+        }
         matches!(
             self.out.last(),
             Some(
                 Tok::Num(..)
+                    | Tok::Repeating(..)
                     | Tok::Sym(')' | '}' | ']')
                     | Tok::Degree
                     | Tok::Percent
@@ -772,7 +826,19 @@ impl<'a> Lexer<'a> {
         for lit in ["^2", "^3", "^{2}", "^{3}", "²", "³"] {
             if self.starts(lit) {
                 self.i += lit.len();
-                return;
+                break;
+            }
+        }
+        // `m/s`, `km/h`, `m/s^2`: a compound unit.
+        if self.peek(0) == b'/' {
+            let st = self.i + 1;
+            let mut j = st;
+            while self.s.get(j).is_some_and(u8::is_ascii_alphabetic) {
+                j += 1;
+            }
+            if j > st && is_unit(&self.src[st..j], self.extra_units) {
+                self.i = j;
+                self.skip_unit_power();
             }
         }
     }
@@ -1095,6 +1161,12 @@ impl Parser {
 
     fn union(&mut self) -> PResult<Expr> {
         let first = self.additive()?;
+        if self.is_cmd("setminus") || self.is_cmd("backslash") {
+            // `\mathbb{R} \setminus \{0\}`.
+            self.pos += 1;
+            let removed = self.additive()?;
+            return Ok(Expr::SetMinus(bx(first), bx(removed)));
+        }
         let is_cup =
             |p: &Parser| p.is_cmd("cup") || matches!(p.peek(), Some(Tok::Ident(u)) if u == "U");
         if !is_cup(self) {
@@ -1167,6 +1239,8 @@ impl Parser {
                 n.as_str(),
                 "cdot"
                     | "over"
+                    | "setminus"
+                    | "backslash"
                     | "times"
                     | "div"
                     | "pm"
@@ -1468,6 +1542,23 @@ impl Parser {
                 "e" => Expr::Const(Const::E),
                 "i" => Expr::Const(Const::I),
                 _ => {
+                    // `f^{-1}(x)`: the inverse function, a name.
+                    if matches!(name.as_str(), "f" | "g" | "h")
+                        && self.toks[self.pos..].starts_with(&[
+                            Tok::Sym('^'),
+                            Tok::Sym('{'),
+                            Tok::Sym('-'),
+                            Tok::Num("1".into(), None, 0),
+                            Tok::Sym('}'),
+                            Tok::Sym('('),
+                        ])
+                        && matches!(self.peek_at(6), Some(Tok::Ident(_)))
+                        && self.peek_at(7) == Some(&Tok::Sym(')'))
+                    {
+                        self.pos += 5;
+                        let arg = self.primary()?;
+                        return Ok(Expr::Apply(format!("{name}^-1"), vec![arg]));
+                    }
                     if self.is_sym('(')
                         && name.chars().all(|c| c.is_ascii_lowercase())
                         && name != "x"
