@@ -103,7 +103,16 @@ pub(crate) fn extract_limited(
             if hashes {
                 find_hashes(text, &mut ms);
             }
-            let ms = drop_enclosing(text, ms);
+            let mut ms = drop_enclosing(text, ms);
+            // "I am confident the answer is correct." after a box is talk about the answer.
+            if let Some(last_box) = ms.iter().rposition(|m| m.source == Source::Boxed) {
+                let box_end = ms[last_box].outer.end;
+                ms.retain(|m| {
+                    m.source != Source::AnswerPhrase
+                        || m.outer.start < box_end
+                        || has_value(&text[m.inner.clone()])
+                });
+            }
             if let Some(ex) = group_last(text, &ms) {
                 return Some(Extraction {
                     span: shift(ex.span),
@@ -217,7 +226,8 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
             }
         };
         skip(&mut j);
-        if b.get(j) == Some(&b':') {
+        let colon = b.get(j) == Some(&b':');
+        if colon {
             j += 1;
         } else if lower[j..].starts_with("is")
             && !b.get(j + 2).is_some_and(u8::is_ascii_alphanumeric)
@@ -236,17 +246,41 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
             j += 1;
         }
         let mut st = j;
-        let end = sentence_end(t, st);
+        let mut end = sentence_end(t, st);
         // "Answer: The largest $n$ is 34." — the answer is what follows the last ` is `.
-        // Not when what precedes holds a value of its own ("either 3 or it is 4").
-        if b.get(st).is_some_and(u8::is_ascii_alphabetic) {
+        // Only after `Answer:`, and not when what precedes holds a value or a condition of its
+        // own ("either 3 or it is 4", "undefined because the denominator is 0").
+        if colon && b.get(st).is_some_and(u8::is_ascii_alphabetic) {
             if let Some(k) = lower[st..end].rfind(" is ") {
                 let lead = &lower[st..st + k];
-                let words = lead.split(|c: char| !c.is_ascii_alphabetic());
+                let blocked = [
+                    "or", "and", "because", "unless", "if", "when", "since", "except", "not",
+                ];
                 if !lead.bytes().any(|c| c.is_ascii_digit())
-                    && !words.into_iter().any(|w| w == "or" || w == "and")
+                    && !lead
+                        .split(|c: char| !c.is_ascii_alphabetic())
+                        .any(|w| blocked.contains(&w))
                 {
                     st += k + 4;
+                }
+            }
+        }
+        // "The answer is 5, which is the number of apples": the explanation is not the answer.
+        if b.get(st) != Some(&b'$') {
+            for cut in [
+                ", which",
+                ", because",
+                " because",
+                ", since",
+                " since ",
+                " (since",
+                ", as ",
+                " as there",
+                ", so ",
+                " which ",
+            ] {
+                if let Some(k) = lower[st..end].find(cut) {
+                    end = st + k;
                 }
             }
         }
@@ -402,7 +436,7 @@ fn drop_enclosing(t: &str, mut ms: Vec<Marker>) -> Vec<Marker> {
                 if last.source == Source::Boxed && m.source == Source::Boxed {
                     continue;
                 }
-                if last.source == Source::AnswerPhrase
+                if matches!(last.source, Source::AnswerPhrase | Source::Hashes)
                     && m.source == Source::Boxed
                     && !only_wrapping(t, last.inner.clone(), m.outer.clone())
                 {
@@ -421,14 +455,26 @@ fn drop_enclosing(t: &str, mut ms: Vec<Marker>) -> Vec<Marker> {
 
 /// Whether the phrase's answer `inner` is the box `boxed` and nothing else but delimiters.
 fn only_wrapping(t: &str, inner: Range<usize>, boxed: Range<usize>) -> bool {
+    // Delimiters and words ("therefore", "because it satisfies both"), but no other value and
+    // no `or`/`and`: `3 or \boxed{4}` is a hedge.
     let wrap = |s: &str| {
-        s.trim_matches(|c: char| c.is_whitespace() || "$()[]*.:\\".contains(c))
-            .is_empty()
+        let s = s.trim_matches(|c: char| c.is_whitespace() || "$()[]*.:\\".contains(c));
+        !has_value(s)
+            && !s
+                .to_ascii_lowercase()
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .any(|w| matches!(w, "or" | "and" | "either"))
     };
     inner.start <= boxed.start
         && boxed.end <= inner.end
         && wrap(&t[inner.start..boxed.start])
         && wrap(&t[boxed.end..inner.end])
+}
+
+/// Text that holds a value: a digit or math.
+fn has_value(s: &str) -> bool {
+    s.bytes()
+        .any(|c| c.is_ascii_digit() || matches!(c, b'$' | b'\\' | b'=' | b'^'))
 }
 
 /// Text between two markers that makes them one answer list. Punctuation, `$`, `\quad`,
@@ -439,20 +485,44 @@ fn is_connector(gap: &str) -> bool {
     if is_list_punctuation(gap) {
         return true;
     }
-    let g = gap.trim().to_ascii_lowercase();
-    let g = g.trim_matches('$');
-    let sentence_break = g.contains(". ")
-        || g.contains(".\n")
-        || g.contains("\n\n")
-        || g.ends_with('.')
-        || g.contains(['!', '?']);
+    let raw = gap.trim().trim_matches('$');
+    // A sentence ends at `.`, `!` or `?` followed by a capital or a line break (`i.e. with`
+    // and `$2!$,` do not end one), or at a blank line.
+    let b = raw.as_bytes();
+    let sentence_break = raw.contains("\n\n")
+        || raw.ends_with(['.', '!', '?'])
+        || b.windows(3).any(|w| {
+            matches!(w[0], b'.' | b'!' | b'?')
+                && w[1].is_ascii_whitespace()
+                && (w[2].is_ascii_uppercase() || w[2] == b'\n')
+        })
+        || b.windows(2)
+            .any(|w| matches!(w[0], b'.' | b'!' | b'?') && w[1] == b'\n');
+    // A correction opens the gap: "No wait", "Actually", "Hmm".
+    let g = raw
+        .trim_start_matches(|c: char| c.is_whitespace() || ",;:.(".contains(c))
+        .to_ascii_lowercase();
     let correction = [
-        "wait", "actually", "correct", "sorry", "mistake", "instead", "recheck", "re-check",
-        "oops", "hmm", "let me", "no,", "no ", "not ", "wrong", "error",
+        "wait",
+        "actually",
+        "correction",
+        "sorry",
+        "oops",
+        "hmm",
+        "no,",
+        "no ",
+        "no.",
+        "let me",
+        "i made",
+        "that's wrong",
+        "that is wrong",
+        "recheck",
+        "re-check",
+        "instead",
     ]
     .iter()
-    .any(|w| g.contains(w));
-    g.len() <= 60 && !sentence_break && !correction
+    .any(|w| g.starts_with(w));
+    g.len() <= 300 && !sentence_break && !correction
 }
 
 fn is_list_punctuation(gap: &str) -> bool {
