@@ -136,6 +136,7 @@ fn write(s: &mut String, e: &Expr) {
                 Func::Floor => "floor",
                 Func::Ceil => "ceil",
                 Func::Abs => "abs",
+                Func::Conj => "conj",
             };
             s.push_str(name);
             s.push('(');
@@ -152,6 +153,10 @@ fn write(s: &mut String, e: &Expr) {
         Expr::Factorial(a) => {
             atom(s, a);
             s.push('!');
+        }
+        Expr::DoubleFactorial(a) => {
+            atom(s, a);
+            s.push_str("!!");
         }
         Expr::Binom(n, k) => {
             s.push_str("binom(");

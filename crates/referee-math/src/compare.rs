@@ -72,6 +72,10 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
         answer_form: None,
         detail: String::new(),
     };
+    if ex.questioned {
+        base.detail = "the answer is posed as a question".into();
+        return base;
+    }
     // A choice gold (`B`, `\text{(B)}`) against `\textbf{(B)}\ 12`: the option's label
     // copied with its value.
     if let Expr::Var(letter) = &g.expr {
@@ -298,11 +302,38 @@ fn is_name(e: &Expr) -> bool {
         Expr::Pair(a, b) | Expr::Frac(a, b) | Expr::Ratio(a, b) => is_name(a) && is_name(b),
         Expr::Tuple(v) | Expr::Mul(v) => v.iter().all(is_name),
         // `|AB|` (a length) names a quantity; `|x|` is a value of x, not a name for it.
-        Expr::Func(crate::expr::Func::Abs, a) => {
-            matches!(&**a, Expr::Mul(v) if v.len() >= 2 && v.iter().all(is_name))
-        }
+        Expr::Func(crate::expr::Func::Abs, a) => matches!(&**a, Expr::Mul(v) if v.len() >= 2
+            && v.iter().all(|t| matches!(t, Expr::Var(n) if n.chars().all(|c| c.is_ascii_uppercase())))),
         _ => false,
     }
+}
+
+/// `(x, y) = (2, 3)` as `x = 2, y = 3`.
+fn expand_tuple_assignment(e: &Expr) -> Option<Expr> {
+    let Expr::Relation(terms, rels) = e else {
+        return None;
+    };
+    let items = |t: &Expr| -> Option<Vec<Expr>> {
+        match t {
+            Expr::Pair(x, y) => Some(vec![(**x).clone(), (**y).clone()]),
+            Expr::Tuple(v) => Some(v.clone()),
+            _ => None,
+        }
+    };
+    if terms.len() != 2 || rels != &[Rel::Eq] {
+        return None;
+    }
+    let (names, values) = (items(&terms[0])?, items(&terms[1])?);
+    if names.len() != values.len() || !names.iter().all(|n| matches!(n, Expr::Var(_))) {
+        return None;
+    }
+    Some(Expr::List(
+        names
+            .into_iter()
+            .zip(values)
+            .map(|(n, v)| Expr::Relation(vec![n, v], vec![Rel::Eq]))
+            .collect(),
+    ))
 }
 
 /// The name in `x = 3` (or `x = 5 + 6 = 11`).
@@ -471,7 +502,27 @@ fn decimal_places(e: &Expr, percent_fraction: bool) -> Option<(u32, u32)> {
             };
             let k = ten_power(&v[1])?;
             let places = i64::from(p) - k;
-            (places > 0).then_some((places as u32, sig))
+            // `1.80 \times 10^{1}` is the whole number 18, like `18.0`.
+            let whole = match &v[0] {
+                Expr::Num(l) => {
+                    let scaled = if k >= 0 {
+                        l.value.clone()
+                            * Q::from_integer(num_traits::pow(
+                                num_bigint::BigInt::from(10),
+                                k as usize,
+                            ))
+                    } else {
+                        l.value.clone()
+                            / Q::from_integer(num_traits::pow(
+                                num_bigint::BigInt::from(10),
+                                k.unsigned_abs() as usize,
+                            ))
+                    };
+                    scaled.is_integer()
+                }
+                _ => false,
+            };
+            (places > 0 && !whole).then_some((places as u32, sig))
         }
         _ => None,
     }
@@ -529,6 +580,11 @@ impl Cx<'_> {
         // A gold function definition `p(x) = x^2 - 4` answers with its right side too.
         let defines =
             matches!(g, Expr::Relation(t, _) if matches!(t.first(), Some(Expr::Apply(..))));
+        if matches!(g, Expr::List(_)) && expand_tuple_assignment(a).is_some() {
+            if let Some(r) = self.system(g, a)? {
+                return Ok(r);
+            }
+        }
         let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty() || defines);
         let aa = unwrap_assignment(a);
         if aa.is_some() && !self.chain_holds(a)? {
@@ -565,9 +621,20 @@ impl Cx<'_> {
         if let Some(r) = self.system(g, a)? {
             return Ok(r);
         }
-        if let (Expr::Ratio(x, y), Expr::Ratio(u, v)) = (g, a) {
-            self.how = "ratio (term by term)";
-            return Ok(self.same(x, u)? && self.same(y, v)?);
+        match (g, a) {
+            (Expr::Ratio(x, y), Expr::Ratio(u, v)) => {
+                self.how = "ratio (term by term)";
+                return Ok(self.same(x, u)? && self.same(y, v)?);
+            }
+            // `6:30` (a time, or a ratio) is not the number 0.2; `11:21` is `\frac{11}{21}`.
+            (Expr::Ratio(..), other) | (other, Expr::Ratio(..))
+                if !matches!(other, Expr::Frac(..)) =>
+            {
+                self.how = "ratio";
+                self.why = Some("a ratio against a number".into());
+                return Ok(false);
+            }
+            _ => {}
         }
         match g {
             Expr::Set(gs) | Expr::List(gs) => self.set_like(gs, a),
@@ -614,8 +681,14 @@ impl Cx<'_> {
         let (how, why) = (self.how, self.why.take());
         let mut ok = true;
         for (w, link) in values.windows(2).zip(links) {
-            let holds =
-                self.same(&w[0], &w[1])? || (*link == Rel::Approx && self.rounds_to(&w[0], &w[1]));
+            let holds = match self.link_values(&w[0], &w[1])? {
+                // Not numbers (variables, sets): compared as answers.
+                None => self.same(&w[0], &w[1])?,
+                Some((x, y)) => {
+                    Self::num_eq_sym(&x, &y)
+                        || (*link == Rel::Approx && self.rounds_to(&w[0], &w[1]))
+                }
+            };
             if !holds {
                 ok = false;
                 break;
@@ -623,6 +696,24 @@ impl Cx<'_> {
         }
         (self.how, self.why) = (how, why);
         Ok(ok)
+    }
+
+    /// Both sides of a chain link as numbers, when they are constants.
+    fn link_values(&mut self, x: &Expr, y: &Expr) -> EvalResult<Option<(Num, Num)>> {
+        if !x.vars().is_empty() || !y.vars().is_empty() {
+            return Ok(None);
+        }
+        let env = Env {
+            vars: &[],
+            reading: PLAIN,
+        };
+        match (eval(x, &env, &mut self.b), eval(y, &env, &mut self.b)) {
+            (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
+                Err(e)
+            }
+            (Ok(a), Ok(b)) => Ok(Some((a, b))),
+            _ => Ok(None),
+        }
     }
 
     /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded, at any precision.
@@ -659,6 +750,8 @@ impl Cx<'_> {
             return Ok(None);
         }
         self.how = "system (by unknown)";
+        let expanded = expand_tuple_assignment(a);
+        let a = expanded.as_ref().unwrap_or(a);
         let items: Vec<Expr> = match a {
             Expr::List(v) | Expr::Set(v) | Expr::Tuple(v) => v.clone(),
             Expr::Pair(x, y) => vec![(**x).clone(), (**y).clone()],
@@ -765,7 +858,16 @@ impl Cx<'_> {
 
     fn tuple(&mut self, gs: &[Expr], a: &Expr) -> EvalResult<bool> {
         let pair;
+        let named: Vec<Expr>;
         let as_: &[Expr] = match a {
+            // `(1, 2)` against `x = 1, y = 2`: the values in order.
+            Expr::List(v) if v.iter().all(|x| assigned_name(x).is_some()) => {
+                named = v
+                    .iter()
+                    .filter_map(|x| unwrap_assignment(x).cloned())
+                    .collect();
+                &named
+            }
             Expr::Tuple(v) => v,
             Expr::Pair(x, y) => {
                 pair = [(**x).clone(), (**y).clone()];
@@ -868,8 +970,11 @@ impl Cx<'_> {
             }
             _ => a,
         };
-        // In a union, `(a, b)` is an open interval.
+        // In a union, `(a, b)` is an open interval and `x > 2` the interval it describes.
         let open = |e: &Expr| match e {
+            r @ Expr::Relation(..) if is_inequality(r) => {
+                inequality_interval(r).unwrap_or_else(|| r.clone())
+            }
             Expr::Pair(x, y) => Expr::Interval {
                 lo: x.clone(),
                 hi: y.clone(),
@@ -965,6 +1070,11 @@ impl Cx<'_> {
             return Ok(false);
         };
         if is_inequality(g) && is_inequality(a) {
+            if g.vars() != a.vars() {
+                self.how = "inequality";
+                self.why = Some("a different unknown".into());
+                return Ok(false);
+            }
             if let (Some(gi), Some(ai)) = (inequality_interval(g), inequality_interval(a)) {
                 let r = self.interval_eq(&gi, &ai)?;
                 self.how = "inequality (as intervals)";
@@ -1191,13 +1301,18 @@ impl Cx<'_> {
                 // Restating the question: a computed gold wants a computed answer.
                 // Against a literal gold only a literal answer counts, unless the match went
                 // through a degrees/radians conversion (`45^\circ` is `\frac{\pi}{4}`).
-                let converted = rg.degrees_radians;
+                // The conversion exemption is for `\frac{\pi}{4}` against `45^\circ`: the
+                // answer a multiple of π, not `\arcsin\frac12`.
+                let converted = rg.degrees_radians && !a.any(|x| matches!(x, Expr::Func(..)));
                 let exact_literal =
                     g.is_literal() && decimal_places(g, false).is_none() && !converted;
+                // `\sin 30^\circ` for 0.5 equals the decimal exactly (to float precision):
+                // a restatement, unlike `\pi` for 3.14.
+                let hits_decimal = !converted && approx_eq(&gv, &av);
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
                     && !a.is_literal()
-                    && (exact_literal || av.as_real_exact().is_some())
+                    && (exact_literal || av.as_real_exact().is_some() || hits_decimal)
                 {
                     self.how = "value";
                     self.why = Some("equal but not evaluated (unevaluated: reject)".into());
@@ -1231,13 +1346,14 @@ impl Cx<'_> {
                 return false;
             };
             let diff = || (gq - aq).abs();
+            // Strictly within half a unit: `3.55` is not `3.5`.
             if let Some((p, _)) = gdec {
                 self.how = "to the gold's written precision";
-                return !gq.is_zero() && diff() <= half_unit(p);
+                return !gq.is_zero() && diff() < half_unit(p);
             }
             if let Some((p, sig)) = adec {
                 self.how = "rounded decimal answer";
-                return sig >= self.opts.min_significant_digits && diff() <= half_unit(p);
+                return sig >= self.opts.min_significant_digits && diff() < half_unit(p);
             }
             self.how = "exact";
             return false;
@@ -1245,15 +1361,23 @@ impl Cx<'_> {
         let (g0, gi) = gv.to_c64();
         let (a0, ai) = av.to_c64();
         let d = (g0 - a0).hypot(gi - ai);
+        // A decimal read as degrees is compared in radians: its half unit shrinks with it.
+        let scale = |r: Reading| {
+            if r.degrees_radians {
+                std::f64::consts::PI / 180.0
+            } else {
+                1.0
+            }
+        };
         if let Some((p, _)) = gdec {
             self.how = "to the gold's written precision";
-            let tol = q_to_f64(&half_unit(p));
-            return g0 != 0.0 && d <= tol * (1.0 + 1e-9);
+            let tol = q_to_f64(&half_unit(p)) * scale(rg);
+            return g0 != 0.0 && d < tol * (1.0 - 1e-12);
         }
         if let Some((p, sig)) = adec {
             self.how = "rounded decimal answer";
-            let tol = q_to_f64(&half_unit(p));
-            return sig >= self.opts.min_significant_digits && d <= tol * (1.0 + 1e-9);
+            let tol = q_to_f64(&half_unit(p)) * scale(ra);
+            return sig >= self.opts.min_significant_digits && d < tol * (1.0 - 1e-12);
         }
         self.how = "numeric";
         approx_eq(gv, av)

@@ -109,6 +109,11 @@ pub(crate) fn eval(e: &Expr, env: &Env<'_>, b: &mut Budget) -> EvalResult<Num> {
             }
             Num::approx(v, 0.0)
         }
+        Expr::DoubleFactorial(a) => {
+            let v = eval(a, env, b)?;
+            let q = v.as_real_exact().ok_or(EvalError::Undefined)?;
+            crate::num::double_factorial(q, b)
+        }
         Expr::Factorial(a) => {
             let v = eval(a, env, b)?;
             let q = v.as_real_exact().ok_or(EvalError::Undefined)?;
@@ -143,6 +148,15 @@ pub(crate) fn eval(e: &Expr, env: &Env<'_>, b: &mut Budget) -> EvalResult<Num> {
 }
 
 fn func(f: Func, v: &Num) -> EvalResult<Num> {
+    if f == Func::Conj {
+        return Ok(match v {
+            Num::Exact { re, im } => Num::Exact {
+                re: re.clone(),
+                im: -im,
+            },
+            Num::Approx { re, im } => Num::Approx { re: *re, im: -im },
+        });
+    }
     if let (Func::Abs, Num::Exact { re, im }) = (f, v) {
         if im.is_zero() {
             return Ok(Num::real(re.abs()));
@@ -208,6 +222,7 @@ fn func(f: Func, v: &Num) -> EvalResult<Num> {
         Func::Abs => x.abs(),
         Func::Floor => x.floor(),
         Func::Ceil => x.ceil(),
+        Func::Conj => x,
     };
     Num::approx(r, 0.0)
 }

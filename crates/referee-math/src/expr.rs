@@ -33,6 +33,8 @@ pub(crate) enum Func {
     Floor,
     Ceil,
     Abs,
+    /// Complex conjugate (`\overline{z}`); of a segment name, a name.
+    Conj,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,7 @@ pub(crate) enum Expr {
     Func(Func, Box<Expr>),
     LogBase(Box<Expr>, Box<Expr>),
     Factorial(Box<Expr>),
+    DoubleFactorial(Box<Expr>),
     Binom(Box<Expr>, Box<Expr>),
     Percent(Box<Expr>),
     Degrees(Box<Expr>),
@@ -175,6 +178,7 @@ impl Expr {
             Expr::Neg(a)
             | Expr::Func(_, a)
             | Expr::Factorial(a)
+            | Expr::DoubleFactorial(a)
             | Expr::Percent(a)
             | Expr::Degrees(a) => a.walk(f),
             Expr::Frac(a, b)

@@ -37,6 +37,8 @@ pub struct Extraction {
     /// Byte range in the completion covering all parts.
     pub span: Range<usize>,
     pub parts: Vec<String>,
+    /// The answer is followed by a question mark (`Maybe it is \boxed{4}?`): not an answer.
+    pub questioned: bool,
 }
 
 impl Extraction {
@@ -85,6 +87,7 @@ pub(crate) fn extract_limited(
                 source: Source::Whole,
                 span: shift(st..st + t.len()),
                 parts: vec![t.to_string()],
+                questioned: false,
             })
         }
         ExtractMode::Markers {
@@ -125,6 +128,7 @@ pub(crate) fn extract_limited(
                         source: Source::LastNumber,
                         span: shift(r.clone()),
                         parts: vec![text[r].to_string()],
+                        questioned: false,
                     });
                 }
             }
@@ -573,6 +577,8 @@ fn group_last(t: &str, ms: &[Marker]) -> Option<Extraction> {
         }
     }
     let group = &ms[first..];
+    let after = t[last.outer.end..]
+        .trim_start_matches(|c: char| c.is_whitespace() || "$})]*\\".contains(c));
     Some(Extraction {
         source: last.source,
         span: group[0].outer.start..last.outer.end,
@@ -580,6 +586,7 @@ fn group_last(t: &str, ms: &[Marker]) -> Option<Extraction> {
             .iter()
             .map(|m| t[m.inner.clone()].trim().to_string())
             .collect(),
+        questioned: after.starts_with('?'),
     })
 }
 

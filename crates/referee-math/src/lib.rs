@@ -28,9 +28,10 @@
 //!    evaluated at rational points seeded from the gold (six positive, three negative).
 //!
 //! # Known limits
-//! - Irrational constants (`\sqrt2`, `\pi`, `e`, logs, trig) are evaluated in `f64` and
-//!   compared with a relative tolerance of 1e-9, so a rational within 1e-9 of an irrational
-//!   gold (`\frac{665857}{470832}` for `\sqrt2`) would pass.
+//! - Irrational constants (`\sqrt2`, `\pi`, `e`, logs, trig) are evaluated in `f64`. Two
+//!   floating values are equal within 1e-11 relative; a floating value and an exact rational
+//!   within 1e-13 (so `\frac{103993}{33102}` is not π, but a closer rational would pass); and
+//!   `0` equals a floating value below 1e-15 (`\sin\pi` must be 0, so `e^{-40}` is 0 too).
 //! - Expressions with variables are compared at nine points (deterministic per gold): two
 //!   different functions that agree at all of them would pass.
 //! - Not parsed: `\sum`/`\prod`/`\int`, `cases` environments, set-builder notation, quantifiers

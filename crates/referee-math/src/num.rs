@@ -373,6 +373,21 @@ pub(crate) fn factorial(n: &Q, b: &mut Budget) -> EvalResult<Num> {
     Ok(Num::real(Q::from_integer(acc)))
 }
 
+/// n!! = n·(n−2)·…, exactly, capped like n!.
+pub(crate) fn double_factorial(n: &Q, b: &mut Budget) -> EvalResult<Num> {
+    if !n.is_integer() || n.is_negative() {
+        return Err(EvalError::Undefined);
+    }
+    let k = small_count(n, b, "factorial too large")?;
+    let mut acc = BigInt::one();
+    let mut i = k;
+    while i > 1 {
+        acc *= i;
+        i -= 2;
+    }
+    Ok(Num::real(Q::from_integer(acc)))
+}
+
 /// C(n, k) for integer n, k (n may be negative or rational through the falling factorial).
 pub(crate) fn binom(n: &Q, k: &Q, b: &mut Budget) -> EvalResult<Num> {
     if !k.is_integer() {

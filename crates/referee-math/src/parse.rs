@@ -142,7 +142,8 @@ enum Tok {
     SetOpen,
     SetClose,
     /// `or`, `and`, `\text{ or }`: a list separator.
-    Conj,
+    /// `or` (true) or `and` (false).
+    Conj(bool),
     Percent,
     Degree,
     Begin(String),
@@ -166,6 +167,8 @@ struct Lexer<'a> {
     brackets: usize,
     /// Canonical units seen (see [`canonical_unit`]).
     units: Vec<&'static str>,
+    /// A pending `square`/`cubic` for the next unit.
+    unit_power: u8,
     /// Where the last skipped unit word ended, so a `^2` after its `\text{}` goes with it.
     unit_end: usize,
 }
@@ -364,6 +367,32 @@ fn canonical_unit(w: &str) -> Option<&'static str> {
         .map(|g| g[0])
 }
 
+/// `cm` → `cm^2`, for the units that have areas.
+fn squared(u: &'static str) -> &'static str {
+    match u {
+        "cm" => "cm^2",
+        "mm" => "mm^2",
+        "km" => "km^2",
+        "m" => "m^2",
+        "in" => "in^2",
+        "ft" => "ft^2",
+        "yd" => "yd^2",
+        "mi" => "mi^2",
+        other => other,
+    }
+}
+
+fn cubed(u: &'static str) -> &'static str {
+    match u {
+        "cm" => "cm^3",
+        "mm" => "mm^3",
+        "m" => "m^3",
+        "in" => "in^3",
+        "ft" => "ft^3",
+        other => other,
+    }
+}
+
 fn is_unit(w: &str, extra: &[String]) -> bool {
     let l = w.to_ascii_lowercase();
     UNITS.contains(&l.as_str()) || extra.iter().any(|u| u.eq_ignore_ascii_case(&l))
@@ -437,6 +466,7 @@ impl<'a> Lexer<'a> {
             brace: 0,
             brackets: 0,
             units: Vec::new(),
+            unit_power: 0,
             unit_end: usize::MAX,
         }
     }
@@ -481,7 +511,16 @@ impl<'a> Lexer<'a> {
                         self.in_text -= 1;
                         if self.unit_end == self.i - 1 {
                             // `20 \text{ cm}^2`: the power belongs to the unit.
+                            let before = self.i;
                             self.skip_unit_power();
+                            let power = &self.src[before..self.i];
+                            if let Some(last) = self.units.last_mut() {
+                                if power.contains(['2', '²']) {
+                                    *last = squared(last);
+                                } else if power.contains(['3', '³']) {
+                                    *last = cubed(last);
+                                }
+                            }
                         }
                     } else {
                         self.out.push(Tok::Sym('}'));
@@ -563,10 +602,32 @@ impl<'a> Lexer<'a> {
         true
     }
 
+    /// Records a unit with its power: `cm^2`, `square cm` and `sq cm` are `cm^2`.
     fn note_unit(&mut self, w: &str) {
-        let w = w.trim_end_matches(['^', '{', '}', '2', '3', '²', '³']);
-        if let Some(u) = canonical_unit(w) {
-            self.units.push(u);
+        let lw = w.to_ascii_lowercase();
+        if matches!(lw.as_str(), "sq" | "square") {
+            self.unit_power = 2;
+            return;
+        }
+        if lw == "cubic" {
+            self.unit_power = 3;
+            return;
+        }
+        let power = if w.ends_with(['2', '²']) || w.ends_with("{2}") {
+            2
+        } else if w.ends_with(['3', '³']) || w.ends_with("{3}") {
+            3
+        } else {
+            std::mem::take(&mut self.unit_power)
+        };
+        self.unit_power = 0;
+        let base = w.trim_end_matches(['^', '{', '}', '2', '3', '²', '³']);
+        if let Some(u) = canonical_unit(base) {
+            self.units.push(match power {
+                2 => squared(u),
+                3 => cubed(u),
+                _ => u,
+            });
         }
     }
 
@@ -714,7 +775,7 @@ impl<'a> Lexer<'a> {
         if frac.is_none() {
             if int == "0"
                 && self.peek(0) == b','
-                && self.peek(1).is_ascii_digit()
+                && self.group3_at(self.i + 1)
                 && self.brackets == 0
             {
                 // `0,111` can only be a decimal comma.
@@ -768,13 +829,19 @@ impl<'a> Lexer<'a> {
         let w = &self.src[st..self.i];
         let lw = w.to_ascii_lowercase();
         let tok = match lw.as_str() {
-            "or" | "and" => Tok::Conj,
+            "or" => Tok::Conj(true),
+            "and" => Tok::Conj(false),
             "pi" => Tok::Cmd("pi".into()),
             "inf" | "infty" | "infinity" => Tok::Cmd("infty".into()),
             "sqrt" => Tok::Cmd("sqrt".into()),
             "percent" | "percentage" | "pct" => Tok::Percent,
             "degree" | "degrees" => Tok::Degree,
-            _ if FUNCS.iter().any(|(n, _)| *n == lw) && w.len() > 1 => Tok::Cmd(lw),
+            _ if FUNCS.iter().any(|(n, _)| *n == lw)
+                && w.len() > 1
+                && !(self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value()) =>
+            {
+                Tok::Cmd(lw)
+            }
             _ if w.len() == 1 => {
                 if self.in_text > 0 && is_unit(w, self.extra_units) && self.after_value() {
                     let st = self.i - w.len();
@@ -859,7 +926,8 @@ impl<'a> Lexer<'a> {
                 }
                 b'%' => self.out.push(Tok::Percent),
                 b'\\' => self.out.push(Tok::RowSep),
-                b',' | b';' | b':' | b'!' | b' ' | b'$' | b'(' | b')' | b'[' | b']' | b'>' => {}
+                b'$' => self.units.push("dollar"),
+                b',' | b';' | b':' | b'!' | b' ' | b'(' | b')' | b'[' | b']' | b'>' => {}
                 b'|' => self.out.push(Tok::Sym('|')),
                 _ => return self.err("unknown command"),
             }
@@ -870,7 +938,7 @@ impl<'a> Lexer<'a> {
             self.i += 1;
         }
         let name = self.src[st..self.i].to_string();
-        if matches!(name.as_str(), "overline" | "dot") && self.repeating_decimal() {
+        if matches!(name.as_str(), "overline" | "dot" | "bar") && self.repeating_decimal() {
             return Ok(());
         }
         // `\mathbb{R}`: a set, not the letter R.
@@ -885,8 +953,8 @@ impl<'a> Lexer<'a> {
         match name.as_str() {
             "left" | "right" | "bigl" | "bigr" | "Bigl" | "Bigr" | "big" | "Big" | "biggl"
             | "biggr" | "displaystyle" | "textstyle" | "quad" | "qquad" | "limits" | "nolimits"
-            | "boxed" | "fbox" | "mathit" | "mathsf" | "mathtt" | "vec" | "overline" | "bar"
-            | "hat" | "tilde" | "mathcal" | "mathbb" | "mathbf" | "boldsymbol" | "bm" => {
+            | "boxed" | "fbox" | "mathit" | "mathsf" | "mathtt" | "vec" | "hat" | "tilde"
+            | "mathcal" | "mathbb" | "mathbf" | "boldsymbol" | "bm" => {
                 // Transparent wrappers: `\left(` is `(`; `\boxed{x}` inside an answer is `{x}`.
                 if matches!(name.as_str(), "left" | "right") && self.peek(0) == b'.' {
                     self.i += 1;
@@ -1029,14 +1097,8 @@ impl Parser {
         if self.toks.last() == Some(&Tok::Sym('.')) {
             self.toks.pop();
         }
-        while matches!(self.toks.last(), Some(Tok::Sym(',' | ';' | ':' | '!')))
-            && !(self.toks.len() >= 2
-                && matches!(self.toks.last(), Some(Tok::Sym('!')))
-                && matches!(
-                    self.toks[self.toks.len() - 2],
-                    Tok::Num(..) | Tok::Sym(')' | '}')
-                ))
-        {
+        // `!` stays: `n!` is a factorial.
+        while matches!(self.toks.last(), Some(Tok::Sym(',' | ';' | ':'))) {
             self.toks.pop();
         }
         // Leading `is`, `:` and similar lead-ins are not part of the answer.
@@ -1099,7 +1161,7 @@ impl Parser {
     }
 
     fn at_separator(&self) -> bool {
-        matches!(self.peek(), Some(Tok::Sym(',' | ';') | Tok::Conj))
+        matches!(self.peek(), Some(Tok::Sym(',' | ';') | Tok::Conj(_)))
     }
 
     fn list(&mut self) -> PResult<Expr> {
@@ -1108,16 +1170,22 @@ impl Parser {
             return Ok(first);
         }
         let mut items = vec![first];
+        let mut or = false;
         while self.at_separator() {
-            self.pos += 1;
             // `1, 2, and 3`.
             while self.at_separator() {
+                or |= self.peek() == Some(&Tok::Conj(true));
                 self.pos += 1;
             }
             if self.peek().is_none() {
                 break;
             }
             items.push(self.item()?);
+        }
+        // `x < -1 or x > 2`: inequalities joined by `or` are a union of their sets.
+        let inequality = |e: &Expr| matches!(e, Expr::Relation(_, r) if r.iter().all(|r| matches!(r, Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge)));
+        if or && items.iter().all(inequality) {
+            return Ok(Expr::Union(items));
         }
         Ok(Expr::List(items))
     }
@@ -1424,7 +1492,12 @@ impl Parser {
             match self.peek() {
                 Some(Tok::Sym('!')) => {
                     self.pos += 1;
-                    e = Expr::Factorial(bx(e));
+                    if self.eat_sym('!') {
+                        // `7!!` = 7·5·3·1, not (7!)!.
+                        e = Expr::DoubleFactorial(bx(e));
+                    } else {
+                        e = Expr::Factorial(bx(e));
+                    }
                 }
                 Some(Tok::Percent) => {
                     self.pos += 1;
@@ -1701,6 +1774,19 @@ impl Parser {
             "pi" => Ok(Expr::Const(Const::Pi)),
             "infty" | "infinity" => Ok(Expr::Const(Const::Infinity)),
             "emptyset" | "varnothing" => Ok(Expr::Set(vec![])),
+            "angle" => {
+                // `\angle ABC`: the name of an angle.
+                let mut name = String::from("∠");
+                while let Some(Tok::Ident(l)) = self.peek() {
+                    name.push_str(l);
+                    self.pos += 1;
+                }
+                Ok(Expr::Var(name))
+            }
+            "overline" | "bar" => {
+                let arg = self.latex_arg()?;
+                Ok(Expr::Func(Func::Conj, bx(arg)))
+            }
             "mathbbR" => Ok(interval(
                 Expr::Neg(bx(Expr::Const(Const::Infinity))),
                 Expr::Const(Const::Infinity),
@@ -1757,7 +1843,19 @@ impl Parser {
         let arg = if self.is_sym('(') || self.is_sym('{') {
             self.primary()?
         } else {
-            self.power()?
+            // `\sin 2x`, `\cos 2\theta`, `\ln 3x`: the argument runs over the implicit
+            // product of numbers and letters that follows, up to an operator or a function.
+            let mut factors = vec![self.power()?];
+            while matches!(self.peek(), Some(Tok::Ident(_)))
+                || matches!(self.peek(), Some(Tok::Cmd(c)) if c == "pi" || GREEK.contains(&c.as_str()))
+            {
+                factors.push(self.power()?);
+            }
+            if factors.len() == 1 {
+                factors.pop().unwrap_or(Expr::List(vec![]))
+            } else {
+                Expr::Mul(factors)
+            }
         };
         let mut e = match base {
             Some(b) => Expr::LogBase(bx(b), bx(arg)),
