@@ -1308,7 +1308,10 @@ impl Cx<'_> {
                     g.is_literal() && decimal_places(g, false).is_none() && !converted;
                 // `\sin 30^\circ` for 0.5 equals the decimal exactly (to float precision):
                 // a restatement, unlike `\pi` for 3.14.
-                let hits_decimal = !converted && approx_eq(&gv, &av);
+                // (An irrational can only meet a decimal that closely if the decimal has 13+
+                // digits, as `4.123105625617661` for `\sqrt{17}`: that is not a restatement.)
+                let short = decimal_places(g, false).is_some_and(|(_, sig)| sig < 12);
+                let hits_decimal = !converted && short && approx_eq(&gv, &av);
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
                     && !a.is_literal()
