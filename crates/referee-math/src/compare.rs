@@ -802,14 +802,14 @@ impl Cx<'_> {
         };
         let how = "set (order ignored)";
         for x in gs {
-            if !self.any_same(x, as_)? {
+            if !self.any_same(x, as_, true)? {
                 self.how = how;
                 self.why = Some(format!("missing {}", crate::canon::show(x)));
                 return Ok(false);
             }
         }
         for y in as_ {
-            if !self.any_same_rev(gs, y)? {
+            if !self.any_same(y, gs, false)? {
                 self.how = how;
                 self.why = Some(format!("extra {}", crate::canon::show(y)));
                 return Ok(false);
@@ -820,18 +820,15 @@ impl Cx<'_> {
         Ok(true)
     }
 
-    fn any_same(&mut self, x: &Expr, ys: &[Expr]) -> EvalResult<bool> {
-        for y in ys {
-            if self.same(x, y)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    fn any_same_rev(&mut self, xs: &[Expr], y: &Expr) -> EvalResult<bool> {
-        for x in xs {
-            if self.same(x, y)? {
+    /// Whether `fixed` is the same as one of `others` (`fixed` on the gold side or not).
+    fn any_same(&mut self, fixed: &Expr, others: &[Expr], fixed_is_gold: bool) -> EvalResult<bool> {
+        for o in others {
+            let hit = if fixed_is_gold {
+                self.same(fixed, o)?
+            } else {
+                self.same(o, fixed)?
+            };
+            if hit {
                 return Ok(true);
             }
         }

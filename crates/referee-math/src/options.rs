@@ -7,9 +7,11 @@ pub enum ExtractMode {
     /// The whole input is the answer (already extracted by the caller).
     Bare,
     /// Marked answers only, among the enabled sources. The **last** marker in the text wins
-    /// (a self-correction after "no wait" takes the later box); markers written back to back
-    /// (`\boxed{1}, \boxed{2}`, `$1$ or $2$`) form one answer list, a hedge unless the gold is a
-    /// set or list. Never falls back to "the last number in the text" unless `last_number`.
+    /// (a self-correction after "No wait" or in a later sentence takes the later box); markers
+    /// within one sentence (`\boxed{1}, \boxed{2}`, `$1$ or $2$`, `\boxed{3} (if odd)
+    /// \boxed{4}`) form one answer list, a hedge unless the gold is a set or list. An answer
+    /// followed by `?` is not an answer. Never falls back to "the last number in the text"
+    /// unless `last_number`.
     Markers {
         /// `\boxed{..}` / `\fbox{..}`, brace-balanced.
         boxed: bool,
@@ -110,8 +112,12 @@ pub enum AngleUnits {
 pub enum Unevaluated {
     /// Default. When the gold is a number written as a literal (integer, decimal, fraction,
     /// mixed number, with sign, `%`, scientific notation), the answer must be a literal too:
-    /// `2+2`, `2^{10}`, `\sqrt{16}`, `3!`, `\binom{5}{2}` against a literal gold are wrong.
-    /// A non-literal gold (`2\sqrt{3}`, `\frac{\pi}{4}`) accepts any equal expression.
+    /// `2+2`, `2^{10}`, `\sqrt{16}`, `3!`, `\binom{5}{2}`, `52_8` (another base),
+    /// `\sin 30^\circ` against a literal gold are wrong; so is any answer with a variable against
+    /// a gold without one (`(x+3)^2 - x^2 - 6x` for 9). A decimal gold still accepts an
+    /// irrational it rounds (`3.14` accepts `\pi`), and a degree gold its radian measure
+    /// (`45^\circ` accepts `\frac{\pi}{4}`). A non-literal gold (`2\sqrt{3}`,
+    /// `\frac{\pi}{4}`) accepts any equal expression.
     Reject,
     /// Any expression equal in value is accepted (Math-Verify's behaviour).
     Accept,
@@ -163,10 +169,14 @@ pub struct Options {
     /// A decimal answer against an exact gold that is not a terminating decimal (`\frac13`,
     /// `\pi`, `\sqrt2`) must be the gold correctly rounded to at least this many significant
     /// digits: `0.3333 ≡ \frac13`, `3.1416 ≡ \pi`, `3.14 ≢ \pi`, `0.0 ≢ 2^{-99}`. Default 4.
-    /// (A decimal **gold** is matched to its own written precision: gold `3.14` accepts `\pi`
-    /// and `3.1416`, not `3.1`.)
+    /// (A decimal **gold** is matched to its own written precision, strictly within half a
+    /// unit of its last digit: gold `3.14` accepts `\pi` and `3.1416`, not `3.1` or `3.145`.
+    /// A whole-number decimal such as `18.0` is the integer 18.)
     pub min_significant_digits: u32,
-    /// Extra unit words stripped after a number, beyond the built-in whitelist.
+    /// Extra unit words stripped after a number, beyond the built-in whitelist (lengths, areas,
+    /// volumes, masses, times, money, speeds, common physics units). A count noun such as
+    /// `apples` is not a unit: list the ones a dataset uses. When both sides write a unit,
+    /// the units must agree (`5 \text{ km}` is not `5 \text{ m}`).
     pub extra_units: Vec<String>,
     pub limits: Limits,
 }

@@ -1345,7 +1345,8 @@ impl Parser {
             if self.is_cmd("cdot") || self.is_cmd("times") || self.is_sym('*') {
                 self.pos += 1;
                 factors.push(self.unary()?);
-            } else if self.is_sym(':') && self.pos > 0 {
+            } else if (self.is_sym(':') && self.pos > 0) || self.is_sym('/') || self.is_cmd("div") {
+                let ratio = self.is_sym(':');
                 self.pos += 1;
                 let d = self.unary()?;
                 let n = if factors.len() == 1 {
@@ -1353,16 +1354,11 @@ impl Parser {
                 } else {
                     Expr::Mul(std::mem::take(&mut factors))
                 };
-                factors.push(Expr::Ratio(bx(n), bx(d)));
-            } else if self.is_sym('/') || self.is_cmd("div") {
-                self.pos += 1;
-                let d = self.unary()?;
-                let n = if factors.len() == 1 {
-                    factors.pop().unwrap_or(Expr::List(vec![]))
+                factors.push(if ratio {
+                    Expr::Ratio(bx(n), bx(d))
                 } else {
-                    Expr::Mul(std::mem::take(&mut factors))
-                };
-                factors.push(Expr::Frac(bx(n), bx(d)));
+                    Expr::Frac(bx(n), bx(d))
+                });
             } else if self.starts_primary() && !self.is_sym('|') {
                 // Implicit multiplication, and mixed numbers `7\frac{3}{4}`, `7 3/4`.
                 if factors.len() == 1 {
