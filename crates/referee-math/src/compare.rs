@@ -171,11 +171,21 @@ fn choice_label(raw: &str) -> Option<char> {
     // operator: `(X) + 1` is arithmetic on X, not option X.
     let rest = s[3..].trim_start_matches(['}', ' ', '~', ':', '.', '$']);
     let rest = rest.strip_prefix("\\ ").unwrap_or(rest).trim_start();
-    let operator = rest.starts_with(['+', '-', '*', '/', '^', '=', '<', '>', '!', '_'])
-        || ["\\cdot", "\\times", "\\div", "\\pm", "\\le", "\\ge", "\\ne"]
+    // The value of the option: a number or a formula, not a second option or a comment.
+    let value_like = rest.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+        || ["\\frac", "\\dfrac", "\\sqrt", "\\pi"]
             .iter()
-            .any(|op| rest.starts_with(op));
-    (!rest.is_empty() && !operator).then_some(char::from(b[1]))
+            .any(|v| rest.starts_with(v));
+    let b2 = rest.as_bytes();
+    let another_label = b2
+        .windows(3)
+        .any(|w| w[0] == b'(' && w[1].is_ascii_uppercase() && w[2] == b')');
+    let words = rest.to_ascii_lowercase();
+    let hedge = words
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| matches!(w, "or" | "and" | "not" | "is" | "cup"))
+        || rest.contains(',');
+    (value_like && !another_label && !hedge).then_some(char::from(b[1]))
 }
 
 fn fill_text(mut p: Parsed) -> Parsed {
@@ -248,7 +258,7 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
             .map(|p| p.text.as_str())
             .collect::<Vec<_>>()
             .join(",");
-        let mut units: Vec<&'static str> = parsed.iter().flat_map(|p| p.units.clone()).collect();
+        let mut units: Vec<String> = parsed.iter().flat_map(|p| p.units.clone()).collect();
         units.sort_unstable();
         units.dedup();
         let mut items = Vec::new();
@@ -933,6 +943,11 @@ impl Cx<'_> {
         let from_list;
         let a = match a {
             Expr::List(items) if items.iter().all(is_inequality) => {
+                if items.iter().any(|x| x.vars() != items[0].vars()) {
+                    self.how = "interval";
+                    self.why = Some("inequalities in different unknowns".into());
+                    return Ok(false);
+                }
                 let mut parts = Vec::with_capacity(items.len());
                 for it in items {
                     let Some(i) = inequality_interval(it) else {
@@ -993,6 +1008,15 @@ impl Cx<'_> {
                 e => vec![open(e)],
             }
         };
+        // `x < 3 or y > 3` is not a set of x.
+        if let Expr::Union(v) = a {
+            let rels: Vec<&Expr> = v.iter().filter(|x| is_inequality(x)).collect();
+            if rels.iter().any(|x| x.vars() != rels[0].vars()) {
+                self.how = "interval";
+                self.why = Some("inequalities in different unknowns".into());
+                return Ok(false);
+            }
+        }
         let (gp, ap) = (merge_union(parts(g)), merge_union(parts(a)));
         if gp.len() != ap.len() {
             self.how = "interval";
@@ -1376,6 +1400,10 @@ impl Cx<'_> {
         }
         if let Some((p, sig)) = adec {
             self.how = "rounded decimal answer";
+            // `\cos 60^\circ` is 0.5 exactly: no rounding to judge.
+            if approx_eq(gv, av) {
+                return true;
+            }
             let tol = q_to_f64(&half_unit(p)) * scale(ra);
             return sig >= self.opts.min_significant_digits && d < tol * (1.0 - 1e-12);
         }

@@ -94,6 +94,21 @@ pub(crate) fn eval(e: &Expr, env: &Env<'_>, b: &mut Budget) -> EvalResult<Num> {
             }
             v.pow(&Num::int(1).div(&n, b)?, b)
         }
+        // A degree sign inside a trigonometric function always means degrees: `\cos 40^\circ`
+        // is not `\cos 40`.
+        Expr::Func(
+            f @ (Func::Sin | Func::Cos | Func::Tan | Func::Cot | Func::Sec | Func::Csc),
+            a,
+        ) if a.has_degrees() => {
+            let inner = Env {
+                vars: env.vars,
+                reading: Reading {
+                    degrees_radians: true,
+                    ..env.reading
+                },
+            };
+            func(*f, &eval(a, &inner, b)?)
+        }
         Expr::Func(f, a) => func(*f, &eval(a, env, b)?),
         Expr::LogBase(base, a) => {
             let x = eval(a, env, b)?.real_f64().ok_or(EvalError::Undefined)?;

@@ -114,6 +114,7 @@ pub(crate) fn extract_limited(
                     m.source != Source::AnswerPhrase
                         || m.outer.start < box_end
                         || has_value(&text[m.inner.clone()])
+                        || !is_talk(&text[m.inner.clone()])
                 });
             }
             if let Some(ex) = group_last(text, &ms) {
@@ -270,20 +271,14 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
             }
         }
         // "The answer is 5, which is the number of apples": the explanation is not the answer.
+        // Not when the explanation offers another value ("4, as 3 is also possible").
         if b.get(st) != Some(&b'$') {
-            for cut in [
-                ", which",
-                ", because",
-                " because",
-                ", since",
-                " since ",
-                " (since",
-                ", as ",
-                " as there",
-                ", so ",
-                " which ",
-            ] {
-                if let Some(k) = lower[st..end].find(cut) {
+            let cut = EXPLANATIONS
+                .iter()
+                .filter_map(|c| lower[st..end].find(c))
+                .min();
+            if let Some(k) = cut {
+                if !hedges(&lower[st + k..end]) {
                     end = st + k;
                 }
             }
@@ -298,6 +293,36 @@ fn find_phrases(t: &str, out: &mut Vec<Marker>) {
             inner,
         });
     }
+}
+
+/// Where an explanation starts after an answer ("5, which is", "4 (because").
+const EXPLANATIONS: [&str; 16] = [
+    ", which",
+    ", because",
+    " because",
+    ", since",
+    " since ",
+    " (since",
+    " (because",
+    ", as ",
+    " as there",
+    ", so ",
+    " which ",
+    ", i.e",
+    " i.e.",
+    " —",
+    " -- ",
+    "; ",
+];
+
+/// An explanation that offers another value: "3 is also possible", "or 5", "maybe".
+fn hedges(expl: &str) -> bool {
+    expl.split(|c: char| !c.is_ascii_alphabetic()).any(|w| {
+        matches!(
+            w,
+            "or" | "also" | "maybe" | "might" | "possibly" | "perhaps" | "either"
+        )
+    })
 }
 
 /// End of the answer after a phrase: the end of a `$..$` span that starts it, else the end of
@@ -332,7 +357,11 @@ fn sentence_end(t: &str, st: usize) -> usize {
             // A box in that first span is the answer whatever follows.
             let boxed = t[st..m].contains("\\boxed") || t[st..m].contains("\\fbox");
             let more_values = rest.contains('$') || rest.bytes().any(|c| c.is_ascii_digit());
+            let explained = EXPLANATIONS.iter().any(|c| {
+                rest.starts_with(c.trim_start()) || (" ".to_string() + &rest).starts_with(c)
+            }) && !hedges(&rest);
             let goes_on = !boxed
+                && !explained
                 && (more_values
                     || [
                         "or ",
@@ -467,12 +496,71 @@ fn only_wrapping(t: &str, inner: Range<usize>, boxed: Range<usize>) -> bool {
             && !s
                 .to_ascii_lowercase()
                 .split(|c: char| !c.is_ascii_alphabetic())
-                .any(|w| matches!(w, "or" | "and" | "either"))
+                .any(|w| {
+                    matches!(
+                        w,
+                        "or" | "and"
+                            | "either"
+                            | "not"
+                            | "never"
+                            | "most"
+                            | "least"
+                            | "less"
+                            | "more"
+                            | "than"
+                            | "except"
+                            | "unless"
+                            | "instead"
+                    )
+                })
     };
     inner.start <= boxed.start
         && boxed.end <= inner.end
         && wrap(&t[inner.start..boxed.start])
         && wrap(&t[boxed.end..inner.end])
+}
+
+/// "correct", "consistent with the constraints": words about an answer, not an answer.
+fn is_talk(s: &str) -> bool {
+    let first = s
+        .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(
+        first.as_str(),
+        "correct"
+            | "incorrect"
+            | "right"
+            | "wrong"
+            | "consistent"
+            | "valid"
+            | "reasonable"
+            | "plausible"
+            | "above"
+            | "as"
+            | "boxed"
+            | "given"
+            | "shown"
+            | "indeed"
+            | "confirmed"
+            | "verified"
+            | "the"
+            | "this"
+            | "that"
+            | "also"
+            | "clear"
+            | "clearly"
+            | "obvious"
+            | "final"
+            | "in"
+            | "at"
+            | "now"
+            | "still"
+            | "therefore"
+            | "thus"
+    )
 }
 
 /// Text that holds a value: a digit or math.
@@ -485,7 +573,7 @@ fn has_value(s: &str) -> bool {
 /// `and`, `or` always do; so does any short stretch of words inside one sentence (`or maybe`,
 /// `(if n is odd)`, `/`). A sentence break or a correction ("No wait", "actually") separates
 /// them: the later answer replaces the earlier one.
-fn is_connector(gap: &str) -> bool {
+fn is_connector(gap: &str, conditional: bool) -> bool {
     if is_list_punctuation(gap) {
         return true;
     }
@@ -502,10 +590,27 @@ fn is_connector(gap: &str) -> bool {
         })
         || b.windows(2)
             .any(|w| matches!(w[0], b'.' | b'!' | b'?') && w[1] == b'\n');
-    // A correction opens the gap: "No wait", "Actually", "Hmm".
+    // A correction opens the gap ("No wait", "Actually", "Hmm") or says so ("rechecking ...
+    // gives", "is incorrect, the correct answer is"); a gap that also says "or", "also", "if"
+    // or "when" still lists alternatives.
     let g = raw
-        .trim_start_matches(|c: char| c.is_whitespace() || ",;:.(".contains(c))
+        .trim_start_matches(|c: char| c.is_whitespace() || ",;:.(-—".contains(c))
         .to_ascii_lowercase();
+    let listing = g
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| matches!(w, "or" | "also" | "if" | "when" | "otherwise" | "else"));
+    let says_so = [
+        "recheck",
+        "re-check",
+        "incorrect",
+        "wrong",
+        "mistake",
+        "correct answer",
+        "no wait",
+        "i made",
+    ]
+    .iter()
+    .any(|w| g.contains(w));
     let correction = [
         "wait",
         "actually",
@@ -522,10 +627,11 @@ fn is_connector(gap: &str) -> bool {
         "that is wrong",
         "recheck",
         "re-check",
-        "instead",
     ]
     .iter()
-    .any(|w| g.starts_with(w));
+    .any(|w| g.starts_with(w))
+        || says_so;
+    let correction = correction && !listing && !conditional;
     g.len() <= 300 && !sentence_break && !correction
 }
 
@@ -566,11 +672,18 @@ fn is_list_punctuation(gap: &str) -> bool {
 
 fn group_last(t: &str, ms: &[Marker]) -> Option<Extraction> {
     let last = ms.last()?;
+    // `\boxed{3} (actually \boxed{4} when n is even)`: a condition after the last answer makes
+    // the earlier one an alternative, not a mistake.
+    let tail_end = plain_sentence_end(t, last.outer.end);
+    let conditional = t[last.outer.end..tail_end]
+        .to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| matches!(w, "when" | "if" | "otherwise" | "else" | "unless"));
     let mut first = ms.len() - 1;
     while first > 0 {
         let prev = &ms[first - 1];
         let gap = &t[prev.outer.end..ms[first].outer.start];
-        if is_connector(gap) {
+        if is_connector(gap, conditional) {
             first -= 1;
         } else {
             break;

@@ -35,7 +35,7 @@ pub struct Parsed {
     pub(crate) text: String,
     /// Units written after numbers, canonical (`cm`, `hour`): stripped for the value, kept so
     /// that `5 \text{ km}` is not `5 \text{ m}`.
-    pub(crate) units: Vec<&'static str>,
+    pub(crate) units: Vec<String>,
 }
 
 impl Parsed {
@@ -166,7 +166,7 @@ struct Lexer<'a> {
     /// Open `(` and `[` (a bare comma inside them is never a thousands separator).
     brackets: usize,
     /// Canonical units seen (see [`canonical_unit`]).
-    units: Vec<&'static str>,
+    units: Vec<String>,
     /// A pending `square`/`cubic` for the next unit.
     unit_power: u8,
     /// Where the last skipped unit word ended, so a `^2` after its `\text{}` goes with it.
@@ -359,38 +359,20 @@ fn canonical_unit(w: &str) -> Option<&'static str> {
         &["v"],
         &["mol"],
         &["k", "kelvin"],
+        &["khz"],
+        &["mhz"],
+        &["kn"],
+        &["cal"],
+        &["kcal"],
+        &["kwh"],
+        &["atm"],
+        &["ohm", "ohms"],
     ];
     let l = w.to_ascii_lowercase();
     GROUPS
         .iter()
         .find(|g| g.contains(&l.as_str()))
         .map(|g| g[0])
-}
-
-/// `cm` → `cm^2`, for the units that have areas.
-fn squared(u: &'static str) -> &'static str {
-    match u {
-        "cm" => "cm^2",
-        "mm" => "mm^2",
-        "km" => "km^2",
-        "m" => "m^2",
-        "in" => "in^2",
-        "ft" => "ft^2",
-        "yd" => "yd^2",
-        "mi" => "mi^2",
-        other => other,
-    }
-}
-
-fn cubed(u: &'static str) -> &'static str {
-    match u {
-        "cm" => "cm^3",
-        "mm" => "mm^3",
-        "m" => "m^3",
-        "in" => "in^3",
-        "ft" => "ft^3",
-        other => other,
-    }
 }
 
 fn is_unit(w: &str, extra: &[String]) -> bool {
@@ -483,7 +465,7 @@ impl<'a> Lexer<'a> {
         Err(ParseError::Syntax(format!("{m} at byte {}", self.i)))
     }
 
-    fn run(mut self, limits: &Limits) -> Result<(Vec<Tok>, Vec<&'static str>), ParseError> {
+    fn run(mut self, limits: &Limits) -> Result<(Vec<Tok>, Vec<String>), ParseError> {
         let mut depth = 0usize;
         while self.i < self.s.len() {
             let c = self.s[self.i];
@@ -516,9 +498,9 @@ impl<'a> Lexer<'a> {
                             let power = &self.src[before..self.i];
                             if let Some(last) = self.units.last_mut() {
                                 if power.contains(['2', '²']) {
-                                    *last = squared(last);
+                                    last.push_str("^2");
                                 } else if power.contains(['3', '³']) {
-                                    *last = cubed(last);
+                                    last.push_str("^3");
                                 }
                             }
                         }
@@ -613,22 +595,29 @@ impl<'a> Lexer<'a> {
             self.unit_power = 3;
             return;
         }
-        let power = if w.ends_with(['2', '²']) || w.ends_with("{2}") {
-            2
-        } else if w.ends_with(['3', '³']) || w.ends_with("{3}") {
-            3
-        } else {
-            std::mem::take(&mut self.unit_power)
-        };
-        self.unit_power = 0;
-        let base = w.trim_end_matches(['^', '{', '}', '2', '3', '²', '³']);
-        if let Some(u) = canonical_unit(base) {
-            self.units.push(match power {
-                2 => squared(u),
-                3 => cubed(u),
-                _ => u,
+        let pending = std::mem::take(&mut self.unit_power);
+        // `m/s^2`: each part canonical with its power; a part we do not know drops the unit.
+        let mut parts = Vec::new();
+        for (k, part) in w.split('/').enumerate() {
+            let power = if part.ends_with(['2', '²']) || part.ends_with("{2}") {
+                2
+            } else if part.ends_with(['3', '³']) || part.ends_with("{3}") {
+                3
+            } else if k == 0 {
+                pending
+            } else {
+                0
+            };
+            let base = part.trim_end_matches(['^', '{', '}', '2', '3', '²', '³']);
+            let Some(u) = canonical_unit(base) else {
+                return;
+            };
+            parts.push(match power {
+                2 | 3 => format!("{u}^{power}"),
+                _ => u.to_string(),
             });
         }
+        self.units.push(parts.join("/"));
     }
 
     fn prev_is_value(&self) -> bool {
@@ -926,7 +915,7 @@ impl<'a> Lexer<'a> {
                 }
                 b'%' => self.out.push(Tok::Percent),
                 b'\\' => self.out.push(Tok::RowSep),
-                b'$' => self.units.push("dollar"),
+                b'$' => self.units.push("dollar".into()),
                 b',' | b';' | b':' | b'!' | b' ' | b'(' | b')' | b'[' | b']' | b'>' => {}
                 b'|' => self.out.push(Tok::Sym('|')),
                 _ => return self.err("unknown command"),
