@@ -1142,19 +1142,9 @@ impl Cx<'_> {
         vars.dedup();
         let mut ratio: Option<Num> = None;
         let mut informative = 0;
+        // Negative coordinates too: `y = |x|` is not `y = x`.
         for k in 0..POINTS + NEGATIVE_POINTS {
-            let mut point = sample_point(&vars, k, self.seed);
-            if k >= POINTS {
-                // Negative coordinates: `y = |x|` is not `y = x`.
-                for (_, x) in &mut point {
-                    *x = x.neg();
-                }
-            }
-            let env = Env {
-                vars: &point,
-                reading: PLAIN,
-            };
-            let (Ok(vf), Ok(vg)) = (eval(f, &env, &mut self.b), eval(g, &env, &mut self.b)) else {
+            let (Ok(vf), Ok(vg)) = self.eval_at((f, g), &vars, k, k >= POINTS)? else {
                 continue;
             };
             match (vf.is_zero(), vg.is_zero()) {
@@ -1411,20 +1401,39 @@ impl Cx<'_> {
         approx_eq(gv, av)
     }
 
+    /// Both sides at sample point `k` (its coordinates negated when `negative`); a cap hit on
+    /// either side ends the comparison.
+    fn eval_at(
+        &mut self,
+        (g, a): (&Expr, &Expr),
+        vars: &[String],
+        k: usize,
+        negative: bool,
+    ) -> EvalResult<(EvalResult<Num>, EvalResult<Num>)> {
+        let mut point = sample_point(vars, k, self.seed);
+        if negative {
+            for (_, x) in &mut point {
+                *x = x.neg();
+            }
+        }
+        let env = Env {
+            vars: &point,
+            reading: PLAIN,
+        };
+        let gv = eval(g, &env, &mut self.b);
+        let av = eval(a, &env, &mut self.b);
+        for r in [&gv, &av] {
+            if let Err(e @ EvalError::TooComplex(_)) = r {
+                return Err(*e);
+            }
+        }
+        Ok((gv, av))
+    }
+
     fn at_points(&mut self, g: &Expr, a: &Expr, vars: &[String]) -> EvalResult<bool> {
         let mut agree = 0;
         for k in 0..POINTS {
-            let point = sample_point(vars, k, self.seed);
-            let env = Env {
-                vars: &point,
-                reading: PLAIN,
-            };
-            let gv = eval(g, &env, &mut self.b);
-            let av = eval(a, &env, &mut self.b);
-            match (gv, av) {
-                (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
-                    return Err(e)
-                }
+            match self.eval_at((g, a), vars, k, false)? {
                 (Ok(x), Ok(y)) => {
                     if !Self::num_eq_sym(&x, &y) {
                         self.how = "at sample points";
@@ -1449,20 +1458,7 @@ impl Cx<'_> {
         // `\ln|x|` against `\ln x` (a real value against none). A complex value is not held
         // against either side.
         for k in 0..NEGATIVE_POINTS {
-            let point: Vec<(String, Num)> = sample_point(vars, k + POINTS, self.seed)
-                .into_iter()
-                .map(|(v, x)| (v, x.neg()))
-                .collect();
-            let env = Env {
-                vars: &point,
-                reading: PLAIN,
-            };
-            let gv = eval(g, &env, &mut self.b);
-            let av = eval(a, &env, &mut self.b);
-            match (gv, av) {
-                (Err(e @ EvalError::TooComplex(_)), _) | (_, Err(e @ EvalError::TooComplex(_))) => {
-                    return Err(e)
-                }
+            match self.eval_at((g, a), vars, k + POINTS, true)? {
                 (Ok(x), Ok(y))
                     if x.real_f64().is_some()
                         && y.real_f64().is_some()
