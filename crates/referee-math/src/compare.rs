@@ -580,6 +580,15 @@ impl Cx<'_> {
             self.how = "choice";
             return Ok(x.eq_ignore_ascii_case(&y));
         }
+        // A capital letter as gold is an option: only that letter answers it (`1B`, `B^\circ`
+        // or `x/x B` are not option B).
+        if let Expr::Var(x) = &g.expr {
+            if x.len() == 1 && x.chars().all(|c| c.is_ascii_uppercase()) {
+                self.how = "choice";
+                self.why = Some("an option letter was expected".into());
+                return Ok(false);
+            }
+        }
         self.same(&g.expr, &a.expr)
     }
 
@@ -1323,10 +1332,13 @@ impl Cx<'_> {
                 // digits, as `4.123105625617661` for `\sqrt{17}`: that is not a restatement.)
                 let short = decimal_places(g, false).is_some_and(|(_, sig)| sig < 12);
                 let hits_decimal = !converted && short && approx_eq(&gv, &av);
+                // A gold like `0.5` is too coarse to stand for an irrational: `0.2e` is within
+                // its half unit. Only a decimal of 3+ significant digits (`3.14`) accepts one.
+                let coarse = decimal_places(g, false).is_some_and(|(_, sig)| sig < 3);
                 if self.opts.unevaluated == Unevaluated::Reject
                     && g.is_literal()
                     && !a.is_literal()
-                    && (exact_literal || av.as_real_exact().is_some() || hits_decimal)
+                    && (exact_literal || av.as_real_exact().is_some() || hits_decimal || coarse)
                 {
                     self.how = "value";
                     self.why = Some("equal but not evaluated (unevaluated: reject)".into());

@@ -152,7 +152,9 @@ pub(crate) fn eval(e: &Expr, env: &Env<'_>, b: &mut Budget) -> EvalResult<Num> {
         }
         Expr::Degrees(a) => {
             let v = eval(a, env, b)?;
-            if env.reading.degrees_radians {
+            // A degree marker on a number may be only a marker (`45^\circ` is 45); on anything
+            // else (`\pi^\circ`) it is a unit.
+            if env.reading.degrees_radians || !a.is_literal() {
                 v.mul(&Num::approx(std::f64::consts::PI / 180.0, 0.0)?, b)
             } else {
                 Ok(v)

@@ -552,6 +552,9 @@ impl<'a> Lexer<'a> {
                 _ => return self.err("unexpected character"),
             }
         }
+        if !self.text_stack.is_empty() {
+            return self.err("unclosed \\text{");
+        }
         Ok((self.out, self.units))
     }
 
@@ -1167,6 +1170,10 @@ impl Parser {
                 self.pos += 1;
             }
             if self.peek().is_none() {
+                // `3 or` with nothing after: unfinished, not the answer 3.
+                if matches!(self.toks.get(self.pos.wrapping_sub(1)), Some(Tok::Conj(_))) {
+                    return self.err("a list ends with a conjunction");
+                }
                 break;
             }
             items.push(self.item()?);
