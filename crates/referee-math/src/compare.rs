@@ -367,14 +367,14 @@ fn unwrap_assignment(e: &Expr) -> Option<&Expr> {
             // `x = 5 + 6 = 11`: the last term. A chain that goes on to approximate
             // (`x = \frac13 \approx 0.33`) answers with the value before the first `≈`.
             let named = is_name(&terms[0]);
-            if named || terms.iter().all(|t| t.vars().is_empty()) {
+            if named || terms.iter().all(Expr::is_constant) {
                 let skip = usize::from(named);
                 return match rels[skip..].iter().position(|r| *r == Rel::Approx) {
                     Some(k) => terms.get(skip + k),
                     None => terms.last(),
                 };
             }
-            if terms.len() == 2 && is_name(&terms[1]) && terms[0].vars().is_empty() {
+            if terms.len() == 2 && is_name(&terms[1]) && terms[0].is_constant() {
                 return Some(&terms[0]);
             }
         }
@@ -391,7 +391,7 @@ fn inequality_interval(e: &Expr) -> Option<Expr> {
         let i = Expr::Const(Const::Infinity);
         Box::new(if neg { Expr::Neg(Box::new(i)) } else { i })
     };
-    let const_term = |t: &Expr| t.vars().is_empty();
+    let const_term = Expr::is_constant;
     let open = |lo: Box<Expr>, hi: Box<Expr>, lc: bool, hc: bool| Expr::Interval {
         lo,
         hi,
@@ -516,17 +516,9 @@ fn decimal_places(e: &Expr, percent_fraction: bool) -> Option<(u32, u32)> {
             let whole = match &v[0] {
                 Expr::Num(l) => {
                     let scaled = if k >= 0 {
-                        l.value.clone()
-                            * Q::from_integer(num_traits::pow(
-                                num_bigint::BigInt::from(10),
-                                k as usize,
-                            ))
+                        l.value.clone() * Q::from_integer(pow10(k as usize))
                     } else {
-                        l.value.clone()
-                            / Q::from_integer(num_traits::pow(
-                                num_bigint::BigInt::from(10),
-                                k.unsigned_abs() as usize,
-                            ))
+                        l.value.clone() / Q::from_integer(pow10(k.unsigned_abs() as usize))
                     };
                     scaled.is_integer()
                 }
@@ -552,10 +544,11 @@ fn ten_power(e: &Expr) -> Option<i64> {
 }
 
 fn half_unit(places: u32) -> Q {
-    Q::new(
-        5.into(),
-        num_traits::pow(num_bigint::BigInt::from(10), places as usize + 1),
-    )
+    Q::new(5.into(), pow10(places as usize + 1))
+}
+
+fn pow10(k: usize) -> num_bigint::BigInt {
+    num_traits::pow(num_bigint::BigInt::from(10), k)
 }
 
 impl Cx<'_> {
@@ -604,7 +597,7 @@ impl Cx<'_> {
                 return Ok(r);
             }
         }
-        let ga = unwrap_assignment(g).filter(|r| r.vars().is_empty() || defines);
+        let ga = unwrap_assignment(g).filter(|r| r.is_constant() || defines);
         let aa = unwrap_assignment(a);
         if aa.is_some() && !self.chain_holds(a)? {
             self.how = "chain";
@@ -719,7 +712,7 @@ impl Cx<'_> {
 
     /// Both sides of a chain link as numbers, when they are constants.
     fn link_values(&mut self, x: &Expr, y: &Expr) -> EvalResult<Option<(Num, Num)>> {
-        if !x.vars().is_empty() || !y.vars().is_empty() {
+        if !x.is_constant() || !y.is_constant() {
             return Ok(None);
         }
         let env = Env {
@@ -1242,7 +1235,7 @@ impl Cx<'_> {
             }
         }
         if self.opts.unevaluated == Unevaluated::Reject {
-            if g.vars().is_empty() && !a.vars().is_empty() {
+            if g.is_constant() && !a.is_constant() {
                 // `(x+3)^2 - x^2 - 6x` for 9: a restated expression, not a number.
                 self.how = "value";
                 self.why = Some(

@@ -210,6 +210,11 @@ impl Expr {
         found
     }
 
+    /// No free variable (cheaper than `vars().is_empty()`: no allocation).
+    pub fn is_constant(&self) -> bool {
+        !self.any(|e| matches!(e, Expr::Var(_)))
+    }
+
     /// Free variables, sorted and unique.
     pub fn vars(&self) -> Vec<String> {
         let mut v = Vec::new();
