@@ -85,6 +85,7 @@ pub fn escape(key: &str) -> Cow<'_, str> {
 
 #[derive(Default)]
 pub struct Compiler {
+    env: crate::exec::Env,
     errors: Vec<CompileError>,
     /// Component names seen so far, with the path that defined them: names key `components`.
     names: HashMap<String, String>,
@@ -94,6 +95,18 @@ pub struct Compiler {
 impl Compiler {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A compiler whose I/O graders get these executors (DESIGN.md §4).
+    pub fn with_env(env: crate::exec::Env) -> Self {
+        Compiler {
+            env,
+            ..Self::default()
+        }
+    }
+
+    pub fn env(&self) -> &crate::exec::Env {
+        &self.env
     }
 
     pub fn into_errors(self) -> Vec<CompileError> {
@@ -232,7 +245,7 @@ impl Compiler {
                 name,
                 on_error,
             },
-            imp: Imp::Sync(imp),
+            imp,
         })
     }
 
@@ -490,7 +503,12 @@ impl<'de> Deserialize<'de> for Number {
     }
 }
 
-/// Helper for components: wraps a sync component into the boxed form the registry returns.
-pub fn sync<C: SyncComponent + 'static>(c: C) -> Box<dyn SyncComponent> {
-    Box::new(c)
+/// Helper for components: wraps a sync component into the form the registry returns.
+pub fn sync<C: SyncComponent + 'static>(c: C) -> Imp {
+    Imp::Sync(Box::new(c))
+}
+
+/// Helper for components that wait (sandbox, judges).
+pub fn waits<C: crate::node::AsyncComponent + 'static>(c: C) -> Imp {
+    Imp::Async(Box::new(c))
 }

@@ -3,6 +3,7 @@
 
 pub mod compile;
 pub mod components;
+pub mod exec;
 pub mod formula;
 pub mod input;
 pub mod node;

@@ -16,8 +16,8 @@ pub trait SyncComponent: Send + Sync {
     }
 }
 
-/// A component that waits (judges, sandboxes). None exist yet; the shape is fixed here so the
-/// I/O crates can implement it without changing the tree.
+/// A component that waits (sandboxes, judges): it returns a future, which the I/O crates
+/// complete from their own threads or runtimes.
 pub trait AsyncComponent: Send + Sync {
     fn score<'a>(
         &'a self,
@@ -51,6 +51,14 @@ impl Node {
         matches!(self.imp, Imp::Sync(_))
     }
 
+    /// Whether this node or any node below it waits on I/O.
+    pub fn waits(&self) -> bool {
+        match &self.imp {
+            Imp::Async(_) => true,
+            Imp::Sync(c) => c.children().iter().any(|n| n.waits()),
+        }
+    }
+
     /// Scores this node: runs the component, applies `on_error`, records the named component
     /// value, and (only when explaining) builds this node's trace.
     pub fn eval(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
@@ -59,10 +67,9 @@ impl Node {
         }
         let mut out = match &self.imp {
             Imp::Sync(c) => c.score(s, cx),
-            Imp::Async(_) => Outcome::error(
-                "async_unsupported",
-                "this node waits on I/O and was called from a synchronous scorer",
-            ),
+            // The scorer's thread waits here; a program with waiting nodes is scored on a pool
+            // sized for waiting (Program::score_batch), so the executors see many runs at once.
+            Imp::Async(c) => futures::executor::block_on(c.score(s, cx)),
         };
         if matches!(out.status, Status::Ok) && !out.value.is_finite() {
             out = Outcome::error(
@@ -113,6 +120,16 @@ impl ScoreCtx {
         self.explain
     }
 
+    /// Attaches structured detail (per-test verdicts, ...) to the node being scored; only built
+    /// when explaining.
+    pub fn detail(&mut self, f: impl FnOnce() -> serde_json::Value) {
+        if self.explain {
+            if let Some(t) = self.stack.last_mut() {
+                t.detail = Some(f());
+            }
+        }
+    }
+
     /// Attaches a human reason to the node being scored. The closure only runs when explaining,
     /// so the fast path builds no strings.
     pub fn note(&mut self, f: impl FnOnce() -> String) {
@@ -153,6 +170,8 @@ pub struct Trace {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Trace>,
 }
@@ -167,6 +186,7 @@ impl Trace {
             status: "ok",
             reason: None,
             note: None,
+            detail: None,
             children: Vec::new(),
         }
     }

@@ -1,6 +1,7 @@
 //! The compiled program and per-sample results.
 
 use crate::compile::{kind_of, CompileError, CompileErrors, Compiler};
+use crate::exec::Env;
 use crate::node::{Node, ScoreCtx, Trace};
 use crate::outcome::{Failure, Status};
 use crate::sample::Sample;
@@ -16,6 +17,8 @@ const FILE_FIELDS: &[&str] = &["grader", "description"];
 /// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
 pub struct Program {
     root: Node,
+    /// Some node waits on a sandbox or judge: batches run on a pool sized for waiting.
+    waits: bool,
     /// Every named component, in spec order, so every result has the same keys.
     names: Vec<Arc<str>>,
 }
@@ -131,13 +134,24 @@ impl Serialize for Components<'_> {
 impl Program {
     /// Compiles a spec given as text: JSON, or YAML (a superset of JSON for our purposes).
     pub fn compile_str(src: &str) -> Result<Program, CompileErrors> {
+        Program::compile_str_with(src, Env::default())
+    }
+
+    /// Compiles a spec given as text, with executors for the graders that run code or call
+    /// judges.
+    pub fn compile_str_with(src: &str, env: Env) -> Result<Program, CompileErrors> {
         let value = parse_spec_text(src)?;
-        Program::compile(&value)
+        Program::compile_with(&value, env)
     }
 
     /// Compiles a spec file's JSON: either one grader node, or `{grader: node, description}`.
     pub fn compile(spec: &Value) -> Result<Program, CompileErrors> {
-        let mut cx = Compiler::new();
+        Program::compile_with(spec, Env::default())
+    }
+
+    /// [`Program::compile`] with executors.
+    pub fn compile_with(spec: &Value, env: Env) -> Result<Program, CompileErrors> {
+        let mut cx = Compiler::with_env(env);
         let (node_value, path) = match spec {
             Value::Object(m) if !m.contains_key("type") && m.contains_key("grader") => {
                 for (k, v) in m {
@@ -168,7 +182,8 @@ impl Program {
             Some(root) if errors.is_empty() => {
                 let mut names = Vec::new();
                 collect_names(&root, &mut names);
-                Ok(Program { root, names })
+                let waits = root.waits();
+                Ok(Program { root, waits, names })
             }
             _ => {
                 let mut errors = errors;
@@ -198,9 +213,26 @@ impl Program {
         self.run(s, true)
     }
 
-    /// Scores many samples in parallel on the rayon pool, results in input order.
+    /// Whether scoring waits on I/O (a sandbox, a judge). Such programs are scored with many
+    /// samples in flight rather than one per core.
+    pub fn waits(&self) -> bool {
+        self.waits
+    }
+
+    /// Scores many samples in parallel, results in input order: on the rayon pool for pure rule
+    /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise.
     pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
-        samples.par_iter().map(|s| self.run(s, explain)).collect()
+        if self.waits {
+            waiting_pool().install(|| {
+                samples
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|s| self.run(s, explain))
+                    .collect()
+            })
+        } else {
+            samples.par_iter().map(|s| self.run(s, explain)).collect()
+        }
     }
 
     fn run(&self, s: &Sample, explain: bool) -> ScoreResult {
@@ -227,6 +259,27 @@ impl Program {
             trace: cx.root,
         }
     }
+}
+
+/// Samples in flight for programs that wait: their threads mostly sleep on a sandbox or judge.
+pub fn in_flight() -> usize {
+    std::env::var("REFEREE_IN_FLIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+        .clamp(1, 4096)
+}
+
+/// The pool programs that wait are scored on (shells use it for their own batching).
+pub fn waiting_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(in_flight())
+            .thread_name(|i| format!("referee-wait-{i}"))
+            .build()
+            .expect("thread pool")
+    })
 }
 
 fn collect_names(n: &Node, out: &mut Vec<Arc<str>>) {

@@ -2,16 +2,15 @@
 //! Adding a component is one entry here (DESIGN.md §5); there are no registration macros.
 
 use crate::compile::{At, Compiler};
-use crate::components::{combinator as c, openai as o, rule as r};
-use crate::node::SyncComponent;
+use crate::components::{combinator as c, exec as x, openai as o, rule as r};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 
-pub type CompileFn = fn(&Value, &mut Compiler, &At) -> Option<Box<dyn SyncComponent>>;
+pub type CompileFn = fn(&Value, &mut Compiler, &At) -> Option<crate::node::Imp>;
 
 pub struct ComponentInfo {
     pub type_name: &'static str,
-    /// `openai`, `rule` or `combinator`.
+    /// `openai`, `rule`, `exec` or `combinator`.
     pub group: &'static str,
     /// The component's source file; its `//!` lines are its documentation.
     source: &'static str,
@@ -59,6 +58,10 @@ macro_rules! src {
     };
 }
 
+/// Types that run code in the sandbox: their suites and exploit files run where a sandbox is
+/// (`crates/referee-sandbox/tests`), not in the core's sandbox-free tests.
+pub const SANDBOXED: &[&str] = &["code_exec", "python"];
+
 pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo {
         type_name: "string_check",
@@ -73,6 +76,20 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("openai/text_similarity.rs"),
         schema: schema_of::<o::text_similarity::TextSimilaritySpec>,
         compile: o::text_similarity::compile,
+    },
+    ComponentInfo {
+        type_name: "python",
+        group: "openai",
+        source: src!("openai/python.rs"),
+        schema: schema_of::<o::python::PythonSpec>,
+        compile: o::python::compile,
+    },
+    ComponentInfo {
+        type_name: "code_exec",
+        group: "exec",
+        source: src!("exec/code_exec.rs"),
+        schema: schema_of::<x::code_exec::CodeExecSpec>,
+        compile: x::code_exec::compile,
     },
     ComponentInfo {
         type_name: "multi",

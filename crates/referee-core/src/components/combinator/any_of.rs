@@ -18,10 +18,9 @@
 
 use super::{list, HoldSpec, Holds};
 use crate::compile::{sync, At, Compiler};
-use crate::node::SyncComponent;
 use serde_json::Value;
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: HoldSpec = cx.spec(v, at)?;
     let children = list(cx, at, &spec.inputs)?;
     Some(sync(Holds {

@@ -28,7 +28,7 @@ pub struct ConstSpec {
 
 pub struct Const(f64);
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: ConstSpec = cx.spec(v, at)?;
     Some(sync(Const(spec.value)))
 }

@@ -50,7 +50,7 @@ pub struct Gate {
     threshold: f64,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: GateSpec = cx.spec(v, at)?;
     let cond = cx.child(&spec.cond, at, "if");
     let then = cx.child(&spec.then, at, "then");

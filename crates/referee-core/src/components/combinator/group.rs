@@ -47,7 +47,7 @@ pub struct Group {
     threshold: f64,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: GroupSpec = cx.spec(v, at)?;
     let members = list(cx, at, &spec.inputs);
     let fail_if = match &spec.fail_if {

@@ -17,10 +17,9 @@
 
 use super::{list, Fold, ListSpec};
 use crate::compile::{sync, At, Compiler};
-use crate::node::SyncComponent;
 use serde_json::Value;
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: ListSpec = cx.spec(v, at)?;
     let children = list(cx, at, &spec.inputs)?;
     Some(sync(Fold {

@@ -43,7 +43,7 @@ pub struct Scale {
     offset: f64,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: ScaleSpec = cx.spec(v, at)?;
     let child = cx.child(&spec.grader, at, "grader")?;
     Some(sync(Scale {

@@ -57,7 +57,7 @@ pub struct WeightedSum {
     normalize: Normalize,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: WeightedSumSpec = cx.spec(v, at)?;
     let children = list(cx, at, &spec.inputs);
     let weights: Vec<f64> = spec.weights.iter().map(|w| w.0).collect();

@@ -44,7 +44,7 @@ pub struct Multi {
     formula: Formula,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: MultiSpec = cx.spec(v, at)?;
     // Keep the spec's key order (serde_json preserves it) rather than BTreeMap's.
     let order: Vec<&str> = v

@@ -53,7 +53,7 @@ pub struct StringCheck {
     op: Operation,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: StringCheckSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let reference = cx.template(&spec.reference, at, "reference");

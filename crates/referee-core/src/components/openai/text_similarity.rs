@@ -75,7 +75,7 @@ pub struct TextSimilarity {
     pass_threshold: Option<f64>,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: TextSimilaritySpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let reference = cx.template(&spec.reference, at, "reference");

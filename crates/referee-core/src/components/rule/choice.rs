@@ -96,7 +96,7 @@ pub struct Choice {
     case_sensitive: bool,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: ChoiceSpec = cx.spec(v, at)?;
     let cs = spec.case_sensitive;
     let input = cx.input(spec.input.as_deref(), at);

@@ -109,7 +109,7 @@ pub struct Contains {
     scoring: Scoring,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: ContainsSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let keywords = match &spec.keywords {

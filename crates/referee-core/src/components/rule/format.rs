@@ -99,7 +99,7 @@ pub struct Format {
     strict_tokens: Vec<(String, String)>,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: FormatSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let style = spec.style.unwrap_or(if spec.tags.is_some() {

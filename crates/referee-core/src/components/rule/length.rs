@@ -111,7 +111,7 @@ pub struct Length {
     shape: Shape,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: LengthSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let mut ok = true;

@@ -192,7 +192,7 @@ fn options(spec: &MathEquivSpec) -> rm::Options {
     }
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: MathEquivSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let reference = cx.template(&spec.reference, at, "reference");

@@ -122,7 +122,7 @@ pub struct Numeric {
     cmp: Cmp,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: NumericSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let mut ok = true;

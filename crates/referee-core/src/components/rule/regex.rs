@@ -114,7 +114,7 @@ pub struct RegexGrader {
     compare: Compare,
 }
 
-pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Box<dyn SyncComponent>> {
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: RegexSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let re = cx.regex(&spec.pattern, at, "pattern", spec.case_insensitive)?;

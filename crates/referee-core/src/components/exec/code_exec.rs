@@ -1,0 +1,711 @@
+//! # code_exec
+//! *What it scores:* the code in a completion, run in the sandbox against the item's unit tests:
+//! the fraction passed (or all-pass, or weighted partial credit). Every test runs in its own
+//! isolated process (own PID, mount, IPC and UTS namespaces, no network, no capabilities,
+//! cgroup and rlimit limits, seccomp), and every verdict is computed outside the sandbox:
+//! expected outputs never enter it, return values are compared structurally by Referee, and
+//! an early exit, a swallowed exception or a test that never ran is a failure.
+//!
+//! *Spec:*
+//! - `input` (template, default `{{sample.output_text}}`): the completion holding the code.
+//! - `extract`: `last_block` (default: the last fenced code block tagged with the language or
+//!   untagged), `first_block`, or `none` (the input is the code).
+//! - `language`: `python` (default) or `cpp`; may be a template such as `{{item.language}}`.
+//! - `tests` (template, required): the tests. Shapes read: stdin/stdout lists
+//!   `[{input, output}]`; APPS/TACO `{inputs, outputs, fn_name?}` (also as a JSON string);
+//!   CodeContests `{input: [..], output: [..]}`; call tests `[{args, expected}]`;
+//!   LiveCodeBench `[{input, output, testtype: stdin|functional}]`; HumanEval test code with
+//!   `def check(candidate)`; MBPP assert lists. A test object may carry a `weight`.
+//! - `format`: `auto` (default: by shape), `stdio`, `call` or `assert`.
+//! - `entry_point` (template): the function (or `Solution` method) call and HumanEval tests use;
+//!   optional when the tests name it (`fn_name`).
+//! - `setup` (template): code run before assert tests (MBPP `test_setup_code`).
+//! - `reward`: `fraction` (default, over all tests), `all_pass`, or `weighted` (per-test weights
+//!   from `weights`, a template giving one number per test, or from the tests' `weight` fields).
+//! - `compare`: `mode` `lines` (default: trailing spaces and trailing blank lines ignored),
+//!   `tokens` or `exact`; `float_tolerance` (numbers within it, absolute or relative; off by
+//!   default for stdout, 1e-9 relative for returned floats); `case_sensitive` (default true).
+//! - `limits`: per test, `time` (CPU seconds, default 2), `wall` (seconds, default
+//!   2·time + 1), `memory_mb` (256), `output_kb` (4096), `processes` (32).
+//!
+//! *Example:*
+//! ```yaml
+//! type: code_exec
+//! name: tests
+//! language: python
+//! tests: "{{item.tests}}"
+//! entry_point: "{{item.entry_point}}"
+//! reward: fraction
+//! limits: {time: 2, memory_mb: 256}
+//! ```
+//!
+//! *Score and failure modes:* passed/total (or 1/0 for `all_pass`, or the passed weight share).
+//! The trace lists every test's verdict (`passed`, `wrong_answer`, `runtime_error`, `timeout`,
+//! `memory_limit`, `output_limit`, `compile_error`) with the first differing line or the error.
+//! What the policy got wrong scores 0 with status ok: no code block, code that does not
+//! compile, crashes, limits. What nobody can score is an error, never a 0: malformed or missing
+//! tests (`bad_tests`), a language the sandbox does not run (`unsupported_language`), no
+//! sandbox on this machine (`sandbox_unavailable`) or a sandbox failure (`sandbox_error`).
+
+use super::testcases::{self, Comparator, CompareMode, Expect, Format, TestCase};
+use crate::compile::{waits, At, Compiler};
+use crate::exec::{BoxFuture, Job, JobFailure, Limits, RunEnd, RunOutput, Sandbox};
+use crate::node::{shorten, AsyncComponent, ScoreCtx};
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use crate::template::Template;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Code longer than this is not run (OpenAI's python grader caps source at 256 kB too).
+const MAX_CODE_BYTES: usize = 256 << 10;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeExecSpec {
+    /// The completion holding the code (default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub extract: Extract,
+    /// `python` (default) or `cpp`, or a template.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// The tests (template), e.g. `{{item.tests}}`.
+    pub tests: String,
+    #[serde(default)]
+    pub format: Format,
+    /// Function or `Solution` method name for call and HumanEval tests (template).
+    #[serde(default)]
+    pub entry_point: Option<String>,
+    /// Code run before assert tests (template).
+    #[serde(default)]
+    pub setup: Option<String>,
+    #[serde(default)]
+    pub reward: Reward,
+    /// Per-test weights for `reward: weighted` (template giving a list of numbers).
+    #[serde(default)]
+    pub weights: Option<String>,
+    #[serde(default)]
+    pub compare: CompareSpec,
+    #[serde(default)]
+    pub limits: LimitsSpec,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Extract {
+    #[default]
+    LastBlock,
+    FirstBlock,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reward {
+    /// Passed / total, over every test.
+    #[default]
+    Fraction,
+    /// 1 only when every test passes.
+    AllPass,
+    /// Weight of the passed tests / total weight.
+    Weighted,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSpec {
+    #[serde(default)]
+    pub mode: CompareMode,
+    #[serde(default)]
+    pub float_tolerance: Option<f64>,
+    #[serde(default)]
+    pub case_sensitive: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// CPU seconds per test (default 2).
+    #[serde(default)]
+    pub time: Option<f64>,
+    /// Wall-clock seconds per test (default 2·time + 1).
+    #[serde(default)]
+    pub wall: Option<f64>,
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    #[serde(default)]
+    pub output_kb: Option<u64>,
+    #[serde(default)]
+    pub processes: Option<u32>,
+}
+
+pub struct CodeExec {
+    input: Template,
+    extract: Extract,
+    language: Template,
+    tests: Template,
+    format: Format,
+    entry_point: Option<Template>,
+    setup: Option<Template>,
+    reward: Reward,
+    weights: Option<Template>,
+    compare: Comparator,
+    limits: Limits,
+    sandbox: Option<Arc<dyn Sandbox>>,
+}
+
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
+    let spec: CodeExecSpec = cx.spec(v, at)?;
+    let input = cx.input(spec.input.as_deref(), at);
+    let language = cx.template(spec.language.as_deref().unwrap_or("python"), at, "language");
+    let tests = cx.template(&spec.tests, at, "tests");
+    let entry_point = opt_template(cx, spec.entry_point.as_deref(), at, "entry_point");
+    let setup = opt_template(cx, spec.setup.as_deref(), at, "setup");
+    let weights = opt_template(cx, spec.weights.as_deref(), at, "weights");
+    let sandbox = cx.env().sandbox.clone();
+    if let (Some(l), Some(sb)) = (&language, &sandbox) {
+        if l.is_literal() && !sb.languages().iter().any(|x| x == l.source()) {
+            cx.err(
+                at,
+                Some("language"),
+                format!(
+                    "the sandbox runs {}, not `{}`",
+                    sb.languages().join(", "),
+                    l.source()
+                ),
+            );
+        }
+    }
+    if spec.reward != Reward::Weighted && spec.weights.is_some() {
+        cx.err(
+            at,
+            Some("weights"),
+            "`weights` is only read with `reward: weighted`",
+        );
+    }
+    let l = &spec.limits;
+    let time = l.time.unwrap_or(2.0);
+    let mut ok = true;
+    for (field, x, lo, hi) in [
+        ("time", Some(time), 0.01, 600.0),
+        ("wall", l.wall, 0.01, 1800.0),
+        ("memory_mb", l.memory_mb.map(|m| m as f64), 8.0, 65536.0),
+        ("output_kb", l.output_kb.map(|m| m as f64), 1.0, 1_048_576.0),
+        ("processes", l.processes.map(f64::from), 1.0, 4096.0),
+    ] {
+        if let Some(x) = x {
+            if !(lo..=hi).contains(&x) {
+                cx.err(
+                    at,
+                    Some("limits"),
+                    format!("`limits.{field}` must be between {lo} and {hi}, found {x}"),
+                );
+                ok = false;
+            }
+        }
+    }
+    if let Some(t) = spec.compare.float_tolerance {
+        if !(0.0..1.0).contains(&t) {
+            cx.err(
+                at,
+                Some("compare"),
+                "`compare.float_tolerance` must be in [0, 1)",
+            );
+            ok = false;
+        }
+    }
+    let limits = Limits {
+        cpu_ms: (time * 1000.0) as u64,
+        wall_ms: (l.wall.unwrap_or(2.0 * time + 1.0) * 1000.0) as u64,
+        memory_bytes: l.memory_mb.unwrap_or(256) << 20,
+        output_bytes: l.output_kb.unwrap_or(4096) << 10,
+        processes: l.processes.unwrap_or(32),
+    };
+    if !ok {
+        return None;
+    }
+    Some(waits(CodeExec {
+        input: input?,
+        extract: spec.extract,
+        language: language?,
+        tests: tests?,
+        format: spec.format,
+        entry_point: entry_point?,
+        setup: setup?,
+        reward: spec.reward,
+        weights: weights?,
+        compare: Comparator {
+            mode: spec.compare.mode,
+            float_tolerance: spec.compare.float_tolerance,
+            case_sensitive: spec.compare.case_sensitive.unwrap_or(true),
+        },
+        limits,
+        sandbox,
+    }))
+}
+
+/// `Some(None)` when the field is absent, `None` on a compile error.
+#[allow(clippy::option_option)]
+fn opt_template(
+    cx: &mut Compiler,
+    src: Option<&str>,
+    at: &At,
+    field: &str,
+) -> Option<Option<Template>> {
+    match src {
+        None => Some(None),
+        Some(s) => cx.template(s, at, field).map(Some),
+    }
+}
+
+/// Renders an optional item field; a field missing from this item is simply absent.
+fn optional(t: Option<&Template>, s: &Sample) -> Option<String> {
+    let v = t?.render(s).ok()?;
+    let v = v.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// The per-test verdict the trace shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    WrongAnswer,
+    RuntimeError,
+    Timeout,
+    MemoryLimit,
+    OutputLimit,
+    CompileError,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Passed => "passed",
+            Verdict::WrongAnswer => "wrong_answer",
+            Verdict::RuntimeError => "runtime_error",
+            Verdict::Timeout => "timeout",
+            Verdict::MemoryLimit => "memory_limit",
+            Verdict::OutputLimit => "output_limit",
+            Verdict::CompileError => "compile_error",
+        }
+    }
+}
+
+/// Judges one run against its test; `Err` (reason, message) when nobody can know the verdict:
+/// the sandbox failed, or the dataset's test code is broken.
+pub fn judge(
+    out: &RunOutput,
+    expect: &Expect,
+    cmp: &Comparator,
+) -> Result<(Verdict, Option<String>), (&'static str, String)> {
+    let result: Option<Value> = out
+        .result
+        .as_ref()
+        .map(|r| serde_json::from_slice(r).unwrap_or(Value::Null));
+    if let Some(Value::Object(m)) = &result {
+        if let Some(e) = m.get("compile_error") {
+            return Ok((Verdict::CompileError, Some(shorten(&value_str(e)))));
+        }
+    }
+    let stderr = || {
+        let t = out.stderr_tail.trim();
+        (!t.is_empty()).then(|| last_line(t))
+    };
+    match &out.end {
+        RunEnd::SetupFailed(e) => return Err(("sandbox_error", e.clone())),
+        RunEnd::Timeout => return Ok((Verdict::Timeout, None)),
+        RunEnd::MemoryLimit => return Ok((Verdict::MemoryLimit, None)),
+        RunEnd::OutputLimit => return Ok((Verdict::OutputLimit, None)),
+        RunEnd::Signaled(sig) => {
+            return Ok((
+                Verdict::RuntimeError,
+                Some(format!("killed by signal {sig}")),
+            ))
+        }
+        RunEnd::Exited(code) if *code != 0 => {
+            let verdict = if out.stderr_tail.contains("MemoryError") {
+                Verdict::MemoryLimit
+            } else {
+                Verdict::RuntimeError
+            };
+            return Ok((
+                verdict,
+                Some(stderr().unwrap_or_else(|| format!("exit code {code}"))),
+            ));
+        }
+        RunEnd::Exited(_) => {}
+    }
+    match expect {
+        Expect::Stdout(want) => {
+            let got = String::from_utf8_lossy(&out.stdout);
+            Ok(match cmp.stdout(want, &got) {
+                None => (Verdict::Passed, None),
+                Some(d) => (Verdict::WrongAnswer, Some(d)),
+            })
+        }
+        Expect::Value {
+            want,
+            unwrap_single,
+        } => {
+            let Some(Value::Object(m)) = &result else {
+                return Ok((
+                    Verdict::RuntimeError,
+                    Some("the program ended without returning from the call".into()),
+                ));
+            };
+            if let Some(e) = m.get("error") {
+                return Ok((Verdict::RuntimeError, Some(last_line(&value_str(e)))));
+            }
+            let Some(got) = m.get("value").filter(|_| m.len() == 1) else {
+                return Ok((Verdict::RuntimeError, Some("malformed result".into())));
+            };
+            let single = match want {
+                Value::Array(w) if *unwrap_single && w.len() == 1 => Some(&w[0]),
+                _ => None,
+            };
+            if cmp.value(got, want) || single.is_some_and(|w| cmp.value(got, w)) {
+                Ok((Verdict::Passed, None))
+            } else {
+                Ok((
+                    Verdict::WrongAnswer,
+                    Some(format!(
+                        "expected {}, got {}",
+                        shorten(&single.unwrap_or(want).to_string()),
+                        shorten(&got.to_string())
+                    )),
+                ))
+            }
+        }
+        Expect::Passes => {
+            let Some(Value::Object(m)) = &result else {
+                return Ok((
+                    Verdict::RuntimeError,
+                    Some("the tests did not finish".into()),
+                ));
+            };
+            // Only the trusted half of the assert harness writes this channel.
+            if let Some(e) = m.get("bad_tests") {
+                return Err((
+                    "bad_tests",
+                    format!("the test code is broken: {}", last_line(&value_str(e))),
+                ));
+            }
+            if m.get("passed") == Some(&Value::Bool(true)) && m.len() == 1 {
+                return Ok((Verdict::Passed, None));
+            }
+            if m.get("timeout") == Some(&Value::Bool(true)) {
+                return Ok((Verdict::Timeout, None));
+            }
+            let err = m.get("error").map(value_str).unwrap_or_default();
+            let v = if err.starts_with("AssertionError") {
+                Verdict::WrongAnswer
+            } else if err.contains("MemoryError") {
+                Verdict::MemoryLimit
+            } else {
+                Verdict::RuntimeError
+            };
+            Ok((v, Some(last_line(&err))))
+        }
+    }
+}
+
+fn value_str(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+fn last_line(s: &str) -> String {
+    shorten(s.trim().lines().last().unwrap_or(""))
+}
+
+/// The fenced code blocks of a completion: (info string, body).
+pub fn code_blocks(text: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut offset_ok = true;
+    while offset_ok {
+        let Some(start) = rest.find("```") else { break };
+        let after = &rest[start + 3..];
+        let Some(nl) = after.find('\n') else { break };
+        let info = after[..nl].trim();
+        let body_start = &after[nl + 1..];
+        // The closing fence starts a line.
+        let mut search = 0;
+        let mut end = None;
+        while let Some(i) = body_start[search..].find("```") {
+            let pos = search + i;
+            if pos == 0 || body_start.as_bytes()[pos - 1] == b'\n' {
+                end = Some(pos);
+                break;
+            }
+            search = pos + 3;
+        }
+        if let Some(e) = end {
+            out.push((info, &body_start[..e]));
+            rest = &body_start[e + 3..];
+        } else {
+            // An unclosed block runs to the end (a truncated completion).
+            out.push((info, body_start));
+            offset_ok = false;
+        }
+    }
+    out
+}
+
+fn tag_matches(info: &str, language: &str) -> bool {
+    let tag = info
+        .split(|c: char| c.is_whitespace() || c == '{')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if tag.is_empty() {
+        return true;
+    }
+    match language {
+        "python" => matches!(tag.as_str(), "python" | "py" | "python3" | "py3"),
+        "cpp" => matches!(tag.as_str(), "cpp" | "c++" | "cc" | "cxx" | "c"),
+        other => tag == other,
+    }
+}
+
+impl CodeExec {
+    fn extract<'a>(&self, text: &'a str, language: &str) -> Option<&'a str> {
+        if self.extract == Extract::None {
+            return Some(text);
+        }
+        let blocks = code_blocks(text);
+        let mut matching = blocks
+            .iter()
+            .filter(|(info, _)| tag_matches(info, language))
+            .map(|(_, body)| *body);
+        match self.extract {
+            Extract::FirstBlock => matching.next(),
+            _ => matching.next_back(),
+        }
+    }
+
+    async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        let text = match self.input.render(s) {
+            Ok(t) => t,
+            Err(m) => return m.outcome(cx),
+        };
+        let language = match self.language.render(s) {
+            Ok(l) => l.trim().to_ascii_lowercase(),
+            Err(m) => return m.outcome(cx),
+        };
+        let language = match language.as_str() {
+            "python3" | "py" => "python".to_string(),
+            "c++" | "cxx" => "cpp".to_string(),
+            _ => language,
+        };
+        let tests_value = match self.tests.render_value(s) {
+            Ok(v) => v,
+            Err(m) => {
+                return Outcome::error("bad_tests", format!("no tests: {}", m.message));
+            }
+        };
+        let entry_point = optional(self.entry_point.as_ref(), s);
+        let setup = optional(self.setup.as_ref(), s);
+        let tests = match testcases::parse(
+            &tests_value,
+            self.format,
+            entry_point.as_deref(),
+            setup.as_deref(),
+        ) {
+            Ok(t) => t,
+            Err(e) => return Outcome::error("bad_tests", e),
+        };
+        let weights = match self.weights_for(&tests, s) {
+            Ok(w) => w,
+            Err(e) => return Outcome::error("bad_weights", e),
+        };
+        let Some(sandbox) = &self.sandbox else {
+            return Outcome::error(
+                "sandbox_unavailable",
+                "code_exec needs a sandbox and none was given (the CLI, server and Python \
+                 package start one on Linux)",
+            );
+        };
+        if !sandbox.languages().contains(&language) {
+            return Outcome::error(
+                "unsupported_language",
+                format!(
+                    "the sandbox runs {}, not `{language}`",
+                    sandbox.languages().join(", ")
+                ),
+            );
+        }
+        let Some(code) = self.extract(&text, &language) else {
+            cx.note(|| format!("scored 0: no {language} code block in the completion"));
+            cx.detail(|| json!({"language": language, "verdict": "no_code"}));
+            return Outcome::ok(0.0);
+        };
+        if code.len() > MAX_CODE_BYTES {
+            cx.note(|| {
+                format!(
+                    "scored 0: the code is {} bytes, over the 256 KiB cap",
+                    code.len()
+                )
+            });
+            return Outcome::ok(0.0);
+        }
+        let job = Job {
+            language: language.as_str().into(),
+            source: code.into(),
+            runs: tests.iter().map(|t| t.run.clone()).collect(),
+            limits: self.limits.clone(),
+        };
+        let verdicts: Vec<(Verdict, Option<String>, f64, f64)> = match sandbox.execute(job).await {
+            Ok(outs) => {
+                let mut v = Vec::with_capacity(outs.len());
+                for (o, t) in outs.iter().zip(&tests) {
+                    match judge(o, &t.expect, &self.compare) {
+                        Ok((verdict, why)) => v.push((verdict, why, o.cpu_ms, o.wall_ms)),
+                        Err((reason, e)) => return Outcome::error(reason, e),
+                    }
+                }
+                v
+            }
+            Err(JobFailure::CompileError(msg)) => {
+                let first = msg.lines().find(|l| l.contains("error")).map(shorten);
+                tests
+                    .iter()
+                    .map(|_| (Verdict::CompileError, first.clone(), 0.0, 0.0))
+                    .collect()
+            }
+            Err(JobFailure::Unsupported(m)) => return Outcome::error("unsupported_language", m),
+            Err(JobFailure::Unavailable(m)) => return Outcome::error("sandbox_unavailable", m),
+            Err(JobFailure::Internal(m)) => return Outcome::error("sandbox_error", m),
+        };
+        let passed = verdicts.iter().filter(|v| v.0 == Verdict::Passed).count();
+        let total = verdicts.len();
+        let value = match self.reward {
+            Reward::Fraction => passed as f64 / total as f64,
+            Reward::AllPass => f64::from(u8::from(passed == total)),
+            Reward::Weighted => {
+                let w = weights.as_deref().unwrap_or(&[]);
+                let sum: f64 = w.iter().sum();
+                let got: f64 = verdicts
+                    .iter()
+                    .zip(w)
+                    .filter(|(v, _)| v.0 == Verdict::Passed)
+                    .map(|(_, w)| w)
+                    .sum();
+                got / sum
+            }
+        };
+        cx.note(|| {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for v in &verdicts {
+                if v.0 != Verdict::Passed {
+                    match counts.iter_mut().find(|c| c.0 == v.0.as_str()) {
+                        Some(c) => c.1 += 1,
+                        None => counts.push((v.0.as_str(), 1)),
+                    }
+                }
+            }
+            let rest: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let first = verdicts
+                .iter()
+                .enumerate()
+                .find(|(_, v)| v.0 != Verdict::Passed)
+                .map(|(i, v)| {
+                    format!(
+                        "; test {}: {}{}",
+                        i + 1,
+                        v.0.as_str(),
+                        v.1.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default();
+            if rest.is_empty() {
+                format!("{passed}/{total} tests passed ({language})")
+            } else {
+                format!(
+                    "{passed}/{total} tests passed ({language}; {}){first}",
+                    rest.join(", ")
+                )
+            }
+        });
+        cx.detail(|| {
+            json!({
+                "language": language,
+                "passed": passed,
+                "total": total,
+                "tests": verdicts.iter().map(|(v, why, cpu, wall)| {
+                    let mut t = json!({"verdict": v.as_str(), "cpu_ms": round2(*cpu), "wall_ms": round2(*wall)});
+                    if let Some(w) = why { t["why"] = json!(w); }
+                    t
+                }).collect::<Vec<_>>(),
+            })
+        });
+        Outcome::ok(value)
+    }
+
+    fn weights_for(&self, tests: &[TestCase], s: &Sample) -> Result<Option<Vec<f64>>, String> {
+        if self.reward != Reward::Weighted {
+            return Ok(None);
+        }
+        let w: Vec<f64> = match &self.weights {
+            Some(t) => {
+                let v = t.render_value(s).map_err(|m| m.message)?;
+                let v = match &*v {
+                    Value::String(text) => serde_json::from_str(text)
+                        .map_err(|_| "`weights` must be a list of numbers".to_string())?,
+                    other => other.clone(),
+                };
+                v.as_array()
+                    .ok_or("`weights` must be a list of numbers")?
+                    .iter()
+                    .map(|x| x.as_f64().filter(|x| x.is_finite() && *x >= 0.0))
+                    .collect::<Option<Vec<f64>>>()
+                    .ok_or("`weights` must be numbers ≥ 0")?
+            }
+            None => tests
+                .iter()
+                .map(|t| t.weight)
+                .collect::<Option<Vec<f64>>>()
+                .ok_or("`reward: weighted` needs `weights` or a `weight` on every test")?,
+        };
+        if w.len() != tests.len() {
+            return Err(format!("{} weights for {} tests", w.len(), tests.len()));
+        }
+        if w.iter().sum::<f64>() <= 0.0 {
+            return Err("the weights sum to 0".into());
+        }
+        Ok(Some(w))
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+impl AsyncComponent for CodeExec {
+    fn score<'a>(&'a self, s: &'a Sample, cx: &'a mut ScoreCtx) -> BoxFuture<'a, Outcome> {
+        Box::pin(self.run(s, cx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks() {
+        let t = "text\n```python\na = 1\n```\nmore\n```\nb = 2\n```\n```cpp\nint x;\n```";
+        let b = code_blocks(t);
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[0], ("python", "a = 1\n"));
+        assert_eq!(b[1], ("", "b = 2\n"));
+        assert!(tag_matches("py", "python") && !tag_matches("cpp", "python"));
+        assert_eq!(
+            code_blocks("```python\nprint(1)\n"),
+            vec![("python", "print(1)\n")]
+        );
+        assert_eq!(code_blocks("```python\ns = '```'\nprint(s)\n```").len(), 1);
+    }
+}

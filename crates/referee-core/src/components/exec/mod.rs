@@ -1,0 +1,4 @@
+//! Graders that run the policy's code in the sandbox (`crate::exec::Sandbox`).
+
+pub mod code_exec;
+pub mod testcases;

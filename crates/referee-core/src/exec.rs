@@ -1,0 +1,129 @@
+//! The sandbox contract (DESIGN.md §4): what graders that run code ask of an executor. The core
+//! declares it; `referee-sandbox` implements it; shells put an implementation in the [`Env`]
+//! given to `compile`. Verdicts are computed by the graders from raw outputs, never by the
+//! executor, so an executor is only trusted to run code and report what happened.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Hard limits for one test run, set from outside the untrusted process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// CPU time of the run's whole process tree.
+    pub cpu_ms: u64,
+    /// Wall-clock time (sleeping and blocking count here).
+    pub wall_ms: u64,
+    pub memory_bytes: u64,
+    /// Captured stdout (and any one file written) may not exceed this.
+    pub output_bytes: u64,
+    pub processes: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cpu_ms: 2_000,
+            wall_ms: 5_000,
+            memory_bytes: 256 << 20,
+            output_bytes: 4 << 20,
+            processes: 32,
+        }
+    }
+}
+
+/// One run of the program: a test, or a call of a grader.
+#[derive(Debug, Clone)]
+pub enum Run {
+    /// Run as a program with this stdin.
+    Stdio { stdin: Arc<[u8]> },
+    /// Load as a module and call `entry_point` with these JSON arguments (a list); the run's
+    /// `result` is the return value as tagged JSON (`{"value": ..}`) or `{"error": ..}`.
+    Call {
+        entry_point: Arc<str>,
+        args: Arc<str>,
+    },
+    /// Run test code against the program in a separate process: `check` (if given) is called with
+    /// the proxy for `entry_point`; otherwise the test code's own statements are the test. The
+    /// `result` is `{"passed": bool, "error"?: ..}`.
+    Assert {
+        test: Arc<str>,
+        setup: Option<Arc<str>>,
+        check: Option<Arc<str>>,
+        entry_point: Option<Arc<str>>,
+    },
+    /// The program is a grader: call `grade(sample, item)`; `result` is `{"value": f}` or `{"error": ..}`.
+    Grade { sample: Arc<str>, item: Arc<str> },
+}
+
+/// A program and the runs to make of it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub language: Arc<str>,
+    pub source: Arc<str>,
+    pub runs: Vec<Run>,
+    pub limits: Limits,
+}
+
+/// How one run ended, as the executor observed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    Exited(i32),
+    Signaled(i32),
+    Timeout,
+    MemoryLimit,
+    OutputLimit,
+    /// The run never reached the untrusted code (the sandbox itself failed).
+    SetupFailed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub end: RunEnd,
+    pub stdout: Vec<u8>,
+    /// The last few KiB of stderr, for the trace.
+    pub stderr_tail: String,
+    /// What the harness wrote on its result channel (call, assert and grade runs).
+    pub result: Option<Vec<u8>>,
+    pub cpu_ms: f64,
+    pub wall_ms: f64,
+}
+
+/// Why a job produced no runs at all.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum JobFailure {
+    /// The program did not compile: every test fails with `compile_error`.
+    CompileError(String),
+    /// The executor cannot run this language or run kind.
+    Unsupported(String),
+    /// The executor is not usable on this machine (no namespaces, not allowed, ...).
+    Unavailable(String),
+    /// The executor failed; nothing is known about the program.
+    Internal(String),
+}
+
+pub trait Sandbox: Send + Sync {
+    /// Runs every run of the job (concurrently, within the executor's own limit); the outputs are
+    /// in the order of `job.runs`.
+    fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>>;
+    /// The languages this executor runs (checked at compile time).
+    fn languages(&self) -> Vec<String>;
+}
+
+/// What I/O graders get at compile time. Empty by default: a spec that needs a sandbox and gets
+/// none is a compile error that says so.
+#[derive(Clone, Default)]
+pub struct Env {
+    pub sandbox: Option<Arc<dyn Sandbox>>,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Env")
+            .field("sandbox", &self.sandbox.is_some())
+            .finish()
+    }
+}
