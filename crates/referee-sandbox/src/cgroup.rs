@@ -1,0 +1,267 @@
+//! One cgroup per sandbox slot: memory, process count and CPU share set from outside, on cgroup v2
+//! when it is mounted with the controllers, else on the v1 hierarchies (as on this kind of VM).
+//! The zygote lives in its slot's cgroup and every run inherits it; runs are serial per slot, so
+//! the counters before and after a run are that run's. Removed when the slot stops; groups left
+//! by a process that died are removed at the next start.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+/// Which cgroup interface this machine offers to us, if any.
+pub fn detect() -> Option<Version> {
+    let root = Path::new(ROOT);
+    if let Ok(c) = fs::read_to_string(root.join("cgroup.controllers")) {
+        let has = |n: &str| c.split_whitespace().any(|x| x == n);
+        if has("memory") && has("pids") && writable(root) {
+            return Some(Version::V2);
+        }
+        return None;
+    }
+    if root.join("memory").is_dir() && root.join("pids").is_dir() && writable(&root.join("memory"))
+    {
+        return Some(Version::V1);
+    }
+    None
+}
+
+fn writable(p: &Path) -> bool {
+    nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+fn group_name() -> String {
+    format!("referee-{}", std::process::id())
+}
+
+/// The directories of one slot's group (one per v1 controller, one in v2).
+#[derive(Debug)]
+pub struct SlotGroup {
+    version: Version,
+    dirs: Vec<PathBuf>,
+    memory_limit: u64,
+}
+
+impl SlotGroup {
+    pub fn create(version: Version, slot: usize) -> Result<SlotGroup, String> {
+        let name = format!("{}/slot-{slot}", group_name());
+        let dirs: Vec<PathBuf> = match version {
+            Version::V1 => ["memory", "pids", "cpu"]
+                .iter()
+                .map(|c| Path::new(ROOT).join(c).join(&name))
+                .filter(|d| d.parent().and_then(Path::parent).is_some_and(Path::is_dir))
+                .collect(),
+            Version::V2 => {
+                let top = Path::new(ROOT).join(group_name());
+                mkdir(&top)?;
+                // Controllers must be enabled on the way down for the slot to have the files.
+                let _ = fs::write(
+                    Path::new(ROOT).join("cgroup.subtree_control"),
+                    "+memory +pids +cpu",
+                );
+                let _ = fs::write(top.join("cgroup.subtree_control"), "+memory +pids +cpu");
+                vec![Path::new(ROOT).join(&name)]
+            }
+        };
+        for d in &dirs {
+            if let Some(p) = d.parent() {
+                mkdir(p)?;
+            }
+            mkdir(d)?;
+        }
+        let g = SlotGroup {
+            version,
+            dirs,
+            memory_limit: 0,
+        };
+        // One CPU per slot: a run that starts threads cannot take the machine from the others.
+        match version {
+            Version::V1 => {
+                if let Some(cpu) = g.dir("cpu") {
+                    let _ = fs::write(cpu.join("cpu.cfs_period_us"), "100000");
+                    let _ = fs::write(cpu.join("cpu.cfs_quota_us"), "100000");
+                }
+            }
+            Version::V2 => {
+                let _ = fs::write(g.dirs[0].join("cpu.max"), "100000 100000");
+            }
+        }
+        Ok(g)
+    }
+
+    fn dir(&self, controller: &str) -> Option<&PathBuf> {
+        match self.version {
+            Version::V2 => self.dirs.first(),
+            Version::V1 => self.dirs.iter().find(|d| {
+                d.parent().and_then(Path::parent).and_then(Path::file_name)
+                    == Some(controller.as_ref())
+            }),
+        }
+    }
+
+    /// Moves a process (and so its future children) into the group.
+    pub fn add(&self, pid: u32) -> Result<(), String> {
+        for d in &self.dirs {
+            fs::write(d.join("cgroup.procs"), pid.to_string())
+                .map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        Ok(())
+    }
+
+    pub fn memory_usage(&self) -> Option<u64> {
+        let (d, f) = match self.version {
+            Version::V1 => (self.dir("memory")?, "memory.usage_in_bytes"),
+            Version::V2 => (self.dir("memory")?, "memory.current"),
+        };
+        fs::read_to_string(d.join(f)).ok()?.trim().parse().ok()
+    }
+
+    pub fn set_memory_limit(&mut self, bytes: u64) -> Result<(), String> {
+        if bytes == self.memory_limit {
+            return Ok(());
+        }
+        let d = self.dir("memory").ok_or("no memory controller")?.clone();
+        let files: &[&str] = match self.version {
+            Version::V1 => &["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"],
+            Version::V2 => &["memory.max", "memory.swap.max"],
+        };
+        for (i, f) in files.iter().enumerate() {
+            let p = d.join(f);
+            if i > 0 && !p.exists() {
+                continue;
+            }
+            let v = if i > 0 && self.version == Version::V2 {
+                "0".to_string()
+            } else {
+                bytes.to_string()
+            };
+            fs::write(&p, v).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        self.memory_limit = bytes;
+        Ok(())
+    }
+
+    pub fn set_pids_limit(&self, n: u32) {
+        if let Some(d) = self.dir("pids") {
+            let _ = fs::write(d.join("pids.max"), n.to_string());
+        }
+    }
+
+    /// How many times the OOM killer has acted in this group.
+    pub fn oom_kills(&self) -> u64 {
+        let (Some(d), f) = (
+            self.dir("memory"),
+            match self.version {
+                Version::V1 => "memory.oom_control",
+                Version::V2 => "memory.events",
+            },
+        ) else {
+            return 0;
+        };
+        fs::read_to_string(d.join(f))
+            .ok()
+            .and_then(|s| {
+                s.lines().find_map(|l| {
+                    l.strip_prefix("oom_kill ")
+                        .and_then(|v| v.trim().parse().ok())
+                })
+            })
+            .unwrap_or(0)
+    }
+
+    /// Kills whatever is left in the group, waits for it to empty, then removes it. Called after
+    /// the zygote was killed: its runs die with its PID namespace, but a big namespace takes a
+    /// moment to tear down, and nothing may outlive the pool.
+    pub fn remove(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for d in &self.dirs {
+            loop {
+                let procs = fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
+                if procs.trim().is_empty() || Instant::now() > deadline {
+                    break;
+                }
+                if self.version == Version::V2 {
+                    let _ = fs::write(d.join("cgroup.kill"), "1");
+                } else {
+                    for pid in procs
+                        .split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok())
+                    {
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(pid),
+                            nix::sys::signal::Signal::SIGKILL,
+                        );
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = fs::remove_dir(d);
+        }
+    }
+}
+
+/// Removes this process's top-level groups (after every slot was removed).
+pub fn remove_top(version: Version) {
+    for d in tops(version, &group_name()) {
+        let _ = fs::remove_dir(d);
+    }
+}
+
+fn tops(version: Version, name: &str) -> Vec<PathBuf> {
+    match version {
+        Version::V1 => ["memory", "pids", "cpu"]
+            .iter()
+            .map(|c| Path::new(ROOT).join(c).join(name))
+            .collect(),
+        Version::V2 => vec![Path::new(ROOT).join(name)],
+    }
+}
+
+/// Removes groups left behind by Referee processes that no longer exist.
+pub fn reap_stale(version: Version) {
+    let parents: Vec<PathBuf> = match version {
+        Version::V1 => ["memory", "pids", "cpu"]
+            .iter()
+            .map(|c| Path::new(ROOT).join(c))
+            .collect(),
+        Version::V2 => vec![PathBuf::from(ROOT)],
+    };
+    for p in parents {
+        let Ok(rd) = fs::read_dir(&p) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(pid) = name
+                .strip_prefix("referee-")
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            if let Ok(slots) = fs::read_dir(e.path()) {
+                for s in slots.flatten() {
+                    if s.path().is_dir() {
+                        let _ = fs::remove_dir(s.path());
+                    }
+                }
+            }
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+}
+
+fn mkdir(p: &Path) -> Result<(), String> {
+    match fs::create_dir(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("{}: {e}", p.display())),
+    }
+}

@@ -1,0 +1,366 @@
+
+# ---------------------------------------------------------------------------------------------
+# Harnesses (appended to zygote.py): what G runs once it is locked down.
+# blobs: [code, stdin, extra...]. fd 0/1/2 are stdin/stdout/stderr memfds, fd 3 the result memfd.
+import io, types, traceback, socket, base64, builtins
+
+MAX_DEPTH = 200
+
+
+def enc(x, depth=0):
+    """Plain values only, checked by exact type: no subclass, no object with its own __eq__."""
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested deeper than %d" % MAX_DEPTH)
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return x
+    if t is float:
+        return x if x == x and x not in (float("inf"), float("-inf")) else {"$f": repr(x)}
+    if t is list:
+        return [enc(v, depth + 1) for v in x]
+    if t is tuple:
+        return {"$t": [enc(v, depth + 1) for v in x]}
+    if t is dict:
+        return {"$d": [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {"$s": [enc(v, depth + 1) for v in x]}
+    if t is bytes:
+        return {"$b": base64.b64encode(x).decode()}
+    if t is complex:
+        return {"$c": [x.real, x.imag]}
+    raise TypeError("returned a value of type %s, which is not a plain value" % safe_name(t))
+
+
+def dec(x):
+    """The inverse of enc, building fresh builtin objects (used by the assert harness)."""
+    if isinstance(x, list):
+        return [dec(v) for v in x]
+    if isinstance(x, dict):
+        (k, v), = x.items()
+        if k == "$t":
+            return tuple(dec(i) for i in v)
+        if k == "$d":
+            return {dec(a): dec(b) for a, b in v}
+        if k == "$s":
+            return set(dec(i) for i in v)
+        if k == "$f":
+            return float(v)
+        if k == "$b":
+            return base64.b64decode(v)
+        if k == "$c":
+            return complex(v[0], v[1])
+        raise ValueError("bad tag %r" % k)
+    return x
+
+
+def safe_name(t):
+    try:
+        return str(type.__getattribute__(t, "__name__"))[:60]
+    except BaseException:
+        return "?"
+
+
+def result(obj):
+    data = json.dumps(obj).encode()
+    while data:
+        data = data[os.write(3, data):]
+
+
+def compile_user(src, name):
+    try:
+        return compile(src, name, "exec")
+    except (SyntaxError, ValueError) as e:
+        result({"compile_error": "".join(traceback.format_exception_only(type(e), e))[-2000:]})
+        os._exit(0)
+
+
+def setup_stdio():
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="replace")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace")
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.argv = ["solution.py"]
+
+
+def fresh_module(name):
+    mod = types.ModuleType(name)
+    mod.__dict__["__builtins__"] = builtins
+    sys.modules[name] = mod
+    return mod
+
+
+def run_module(code, g):
+    """Runs a module the way `python solution.py` would; returns its exit code."""
+    rc = 0
+    try:
+        exec(code, g)
+    except SystemExit as e:
+        c = e.code
+        if c is None:
+            rc = 0
+        elif type(c) is int:
+            rc = c & 0xFF
+        else:
+            try:
+                sys.stderr.write(str(c) + "\n")
+            except BaseException:
+                pass
+            rc = 1
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+        rc = 1
+    # What the interpreter does at exit: wait for non-daemon threads (the "run main in a thread
+    # with a big stack" idiom), then run atexit handlers (some fast-I/O idioms print there).
+    try:
+        t = sys.modules.get("threading")
+        if t is not None:
+            t._shutdown()
+        a = sys.modules.get("atexit")
+        if a is not None:
+            a._run_exitfuncs()
+    except SystemExit as e:
+        rc = e.code if type(e.code) is int else (0 if e.code is None else 1)
+    except BaseException:
+        rc = rc or 1
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            rc = rc or 1
+    return rc
+
+
+def h_stdio(req, blobs):
+    code = compile_user(blobs[0], "solution.py")
+    setup_stdio()
+    os._exit(run_module(code, fresh_module("__main__").__dict__))
+
+
+def find_entry(g, name):
+    f = g.get(name)
+    if f is not None and callable(f):
+        return f
+    cls = g.get("Solution")
+    if cls is not None and hasattr(cls, name):
+        return getattr(cls(), name)
+    raise NameError("the solution defines no function or Solution method named %r" % name)
+
+
+def h_call(req, blobs):
+    code = compile_user(blobs[0], "solution.py")
+    setup_stdio()
+    g = fresh_module("solution").__dict__
+    args = json.loads(blobs[2])
+    rc = run_module(code, g)
+    if rc != 0:
+        os._exit(rc)
+    try:
+        f = find_entry(g, req["entry_point"])
+        if isinstance(args, dict):
+            value = f(*args.get("args", []), **args.get("kwargs", {}))
+        else:
+            value = f(*args)
+        out = {"value": enc(value)}
+    except SystemExit:
+        out = {"error": "the solution exited inside the call"}
+    except BaseException as e:
+        try:
+            out = {"error": "".join(traceback.format_exception_only(type(e), e))[-2000:]}
+        except BaseException:
+            out = {"error": "an exception that cannot be printed"}
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    result(out)
+    os._exit(0)
+
+
+def h_assert(req, blobs):
+    """Test code runs here in G; the solution runs in its own process S. Calls cross as plain
+    values, so the tests compare builtins the solution never made, and S cannot reach the
+    verdict: it holds no handle on fd 3, cannot signal PID 1 and cannot read G's memory."""
+    code = compile_user(blobs[0], "solution.py")
+    try:
+        setup = compile(req.get("setup") or "", "setup.py", "exec")
+        test = compile(blobs[2].decode("utf-8", "replace"), "test.py", "exec")
+    except (SyntaxError, ValueError) as e:
+        # The dataset's test code is broken: nobody can score this, and it is not the policy's fault.
+        result({"bad_tests": "".join(traceback.format_exception_only(type(e), e))[-2000:]})
+        os._exit(0)
+    a, b = socket.socketpair()
+    s = os.fork()
+    if s == 0:
+        a.close()
+        os.close(3)
+        solver(code, b)
+    b.close()
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    rf = a.makefile("rb")
+    end = []
+
+    def solver_end():
+        # S closed its end: it is exiting (or chose to stop answering). Give it a moment to
+        # become reapable so a CPU-limit kill is reported as the timeout it is.
+        if not end:
+            pid, st = 0, 0
+            for _ in range(200):
+                try:
+                    pid, st = os.waitpid(s, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid:
+                    break
+                time.sleep(0.001)
+            if pid and os.WIFSIGNALED(st) and os.WTERMSIG(st) in (signal.SIGXCPU, signal.SIGKILL):
+                end.append("timeout")
+            elif pid:
+                end.append("exited")
+        return end[0] if end else ""
+
+    def recv():
+        line = rf.readline(1 << 26)
+        if not line:
+            why = solver_end()
+            raise RuntimeError("the solution process ended before answering" + (" (%s)" % why if why else ""))
+        return json.loads(line)
+
+    def send(obj):
+        a.sendall(json.dumps(obj).encode() + b"\n")
+
+    def proxy(name):
+        def call(*args, **kwargs):
+            send({"call": name, "args": enc(list(args)), "kwargs": enc(kwargs)})
+            r = recv()
+            if "value" in r:
+                return dec(r["value"])
+            kind, msg = r["raise"]
+            exc = getattr(builtins, kind, None)
+            if isinstance(exc, type) and issubclass(exc, Exception):
+                raise exc(msg)
+            raise RuntimeError("%s: %s" % (kind, msg))
+        call.__name__ = name
+        return call
+
+    out = None
+    try:
+        hello = recv()
+        if "error" in hello:
+            raise RuntimeError("the solution failed to load: " + str(hello["error"]))
+        ns = {"__name__": "__test__", "__builtins__": builtins}
+        for name in hello["names"]:
+            ns[name] = proxy(name)
+        if req.get("entry_point"):
+            ns.setdefault(req["entry_point"], proxy(req["entry_point"]))
+        exec(setup, ns)
+        exec(test, ns)
+        if req.get("check"):
+            check_fn = ns.get(req["check"])
+            if not callable(check_fn):
+                out = {"bad_tests": "the test code defines no `%s` function" % req["check"]}
+            else:
+                check_fn(proxy(req["entry_point"]))
+        if out is None:
+            out = {"passed": True}
+    except BaseException as e:
+        try:
+            out = {"passed": False, "error": "".join(traceback.format_exception_only(type(e), e))[-2000:]}
+        except BaseException:
+            out = {"passed": False, "error": "an exception that cannot be printed"}
+        if solver_end() == "timeout":
+            out["timeout"] = True
+    result(out)
+    os._exit(0)
+
+
+def solver(code, sock):
+    setup_stdio()
+    wf = sock.makefile("wb")
+    rf = sock.makefile("rb")
+
+    def send(obj):
+        wf.write(json.dumps(obj).encode() + b"\n")
+        wf.flush()
+
+    g = fresh_module("solution").__dict__
+    rc = run_module(code, g)
+    if rc != 0:
+        send({"error": "exit code %d" % rc})
+        os._exit(rc)
+    names = [k for k, v in list(g.items()) if not k.startswith("__") and type(v) is types.FunctionType]
+    if "Solution" in g and isinstance(g["Solution"], type):
+        for k in dir(g["Solution"]):
+            if not k.startswith("_") and k not in names:
+                names.append(k)
+    send({"names": names})
+    while True:
+        line = rf.readline()
+        if not line:
+            os._exit(0)
+        req = json.loads(line)
+        try:
+            f = find_entry(g, req["call"])
+            value = f(*dec(req["args"]), **dec(req["kwargs"]))
+            send({"value": enc(value)})
+        except SystemExit:
+            os._exit(1)
+        except BaseException as e:
+            try:
+                send({"raise": [safe_name(type(e)), str(e)[:2000]]})
+            except BaseException:
+                send({"raise": ["Exception", "unprintable"]})
+
+
+def h_grade(req, blobs):
+    """OpenAI's python grader: grade(sample, item) -> float, the grader's own code."""
+    code = compile_user(blobs[0], "grader.py")
+    setup_stdio()
+    g = fresh_module("grader").__dict__
+    rc = run_module(code, g)
+    if rc != 0:
+        result({"error": "the grader module exited with %d while loading" % rc})
+        os._exit(0)
+    try:
+        v = g["grade"](json.loads(blobs[2]), json.loads(blobs[3]))
+        if type(v) is bool or type(v) not in (int, float):
+            out = {"error": "grade returned %s, not a number" % safe_name(type(v))}
+        else:
+            out = {"value": float(v)}
+    except BaseException as e:
+        try:
+            out = {"error": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-2000:]}
+        except BaseException:
+            out = {"error": "an exception that cannot be printed"}
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    result(out)
+    os._exit(0)
+
+
+def h_exec(req, blobs):
+    path = req["path"]
+    os.execve(path, [path], dict(os.environ))
+
+
+def h_compile(req, blobs):
+    with open(req["file"], "wb") as f:
+        f.write(blobs[0])
+    argv = req["argv"]
+    pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, 2, 1)])
+    _, st = os.waitpid(pid, 0)
+    rc = os.waitstatus_to_exitcode(st)
+    if rc == 0:
+        with open(req["output"], "rb") as f:
+            data = f.read()
+        while data:
+            data = data[os.write(3, data):]
+        os._exit(0)
+    os._exit(rc if rc > 0 else 1)
+
+
+HARNESS.update({"stdio": h_stdio, "call": h_call, "assert": h_assert, "grade": h_grade,
+                "exec": h_exec, "compile": h_compile})

@@ -1,0 +1,637 @@
+//! Isolated execution of untrusted code for Referee (the `Sandbox` of `referee_core::exec`).
+//!
+//! A [`Pool`] of slots, each a warm Python zygote in its own user, mount, network, IPC and UTS
+//! namespaces and cgroup (see `zygote.py` for the per-run isolation: new PID, mount, IPC and UTS
+//! namespaces, a fresh tmpfs, uid 1000 with no capabilities, hard rlimits, no_new_privs,
+//! seccomp). The number of slots is the number of runs that can be alive at once, machine-wide
+//! for this process: the limit is enforced by construction, not by a counter.
+//!
+//! Linux only; needs root (to map the ids of two users into each slot's namespace and to manage
+//! cgroups). [`Pool::start`] says plainly why when it cannot run.
+
+mod cgroup;
+mod seccomp;
+mod slot;
+
+use referee_core::exec::{BoxFuture, Job, JobFailure, Limits, Run, RunEnd, RunOutput, Sandbox};
+use serde_json::{json, Value};
+use slot::{Request, Zygote};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// How the pool is set up. `Config::default()` reads `REFEREE_SANDBOX_SLOTS`, `REFEREE_PYTHON`,
+/// `REFEREE_CXX` and `REFEREE_SANDBOX_DEBUG` from the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs alive at once (default: the number of CPUs).
+    pub slots: usize,
+    /// The Python interpreter (default: /usr/bin/python3, else `python3` on PATH).
+    pub python: Option<PathBuf>,
+    /// The C++ compiler (default: g++ on PATH).
+    pub cxx: Option<PathBuf>,
+    /// Show the zygotes' stderr.
+    pub debug: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Config {
+            slots: env("REFEREE_SANDBOX_SLOTS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
+                .clamp(1, 256),
+            python: env("REFEREE_PYTHON").map(PathBuf::from),
+            cxx: env("REFEREE_CXX").map(PathBuf::from),
+            debug: env("REFEREE_SANDBOX_DEBUG").is_some(),
+        }
+    }
+}
+
+/// What every slot shares: resolved paths, the seccomp programs, the cgroup interface.
+pub(crate) struct Shared {
+    python: PathBuf,
+    cxx: Option<PathBuf>,
+    /// Host directories bound read-only into every sandbox besides /usr (e.g. a Python prefix).
+    binds: Vec<PathBuf>,
+    /// Compiled programs, bound read-only at /art.
+    artifacts: PathBuf,
+    seccomp: Vec<Vec<u8>>,
+    cgroups: Option<cgroup::Version>,
+    debug: bool,
+    uid_base: u32,
+}
+
+impl Shared {
+    /// The host uids of a slot: root of its namespace (the zygote) and uid 1000 (the runs).
+    /// Distinct per slot and per Referee process, and far from any real account.
+    fn host_ids(&self, slot: usize) -> (u32, u32) {
+        let b = self.uid_base + 2 * slot as u32;
+        (b, b + 1)
+    }
+}
+
+struct Task {
+    req: Request,
+    done: Box<dyn FnOnce(Result<RunOutput, String>) + Send>,
+}
+
+struct Queue {
+    tasks: Mutex<(VecDeque<Task>, bool)>,
+    cv: Condvar,
+}
+
+/// The sandbox: slots, their threads and the shared queue of runs.
+pub struct Pool {
+    shared: Arc<Shared>,
+    queue: Arc<Queue>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    next_id: AtomicU64,
+    slots: usize,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("slots", &self.slots)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// Starts the slots. Fails (with the reason) when this machine cannot sandbox: not Linux, not
+    /// root, no user namespaces, no Python.
+    pub fn start(config: &Config) -> Result<Pool, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("the sandbox needs Linux namespaces".into());
+        }
+        if !nix::unistd::geteuid().is_root() {
+            return Err(
+                "the sandbox needs root to map its users and set cgroup limits; \
+                        run as root (or in a container where you are root)"
+                    .into(),
+            );
+        }
+        let (python, prefix) = resolve_python(config.python.as_deref())?;
+        let mut binds = Vec::new();
+        if !prefix.starts_with("/usr") {
+            binds.push(prefix);
+        }
+        let cxx = config
+            .cxx
+            .clone()
+            .or_else(|| which("g++"))
+            .filter(|p| p.starts_with("/usr") || p.exists());
+        let cgroups = cgroup::detect();
+        if let Some(v) = cgroups {
+            cgroup::reap_stale(v);
+        }
+        reap_stale_artifacts();
+        let artifacts =
+            std::env::temp_dir().join(format!("referee-sandbox-{}", std::process::id()));
+        std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
+        set_mode(&artifacts, 0o711);
+        let shared = Arc::new(Shared {
+            python,
+            cxx,
+            binds,
+            artifacts,
+            seccomp: seccomp::programs()?,
+            cgroups,
+            debug: config.debug,
+            uid_base: 0x4000_0000 + (std::process::id() % 0x10000) * 0x200,
+        });
+        // The first zygote starts here so a machine that cannot sandbox fails now, clearly.
+        let first = Zygote::spawn(&shared, 0)?;
+        let queue = Arc::new(Queue {
+            tasks: Mutex::new((VecDeque::new(), false)),
+            cv: Condvar::new(),
+        });
+        let mut threads = Vec::new();
+        let mut first = Some(first);
+        for i in 0..config.slots {
+            let (shared, queue, z) = (shared.clone(), queue.clone(), first.take());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("sandbox-slot-{i}"))
+                    .spawn(move || slot_loop(&shared, &queue, i, z))
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        Ok(Pool {
+            shared,
+            queue,
+            threads,
+            next_id: AtomicU64::new(0),
+            slots: config.slots,
+        })
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The host uids this pool's zygotes and runs use (for leak checks).
+    pub fn host_uid_range(&self) -> std::ops::Range<u32> {
+        let (lo, _) = self.shared.host_ids(0);
+        lo..lo + 2 * self.slots as u32
+    }
+
+    fn submit(&self, task: Task) {
+        let mut q = self.queue.tasks.lock().expect("queue");
+        q.0.push_back(task);
+        drop(q);
+        self.queue.cv.notify_one();
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let mut q = self.queue.tasks.lock().expect("queue");
+            q.1 = true;
+            for t in q.0.drain(..) {
+                (t.done)(Err("the sandbox is shutting down".into()));
+            }
+        }
+        self.queue.cv.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        if let Some(v) = self.shared.cgroups {
+            cgroup::remove_top(v);
+        }
+        let _ = std::fs::remove_dir_all(&self.shared.artifacts);
+    }
+}
+
+/// A slot's thread: owns one zygote, runs tasks one at a time, replaces the zygote if it breaks.
+fn slot_loop(shared: &Shared, queue: &Queue, slot: usize, mut zygote: Option<Zygote>) {
+    loop {
+        let task = {
+            let mut q = queue.tasks.lock().expect("queue");
+            loop {
+                if q.1 {
+                    if let Some(z) = zygote.take() {
+                        z.kill();
+                    }
+                    return;
+                }
+                if let Some(t) = q.0.pop_front() {
+                    break t;
+                }
+                q = queue.cv.wait(q).expect("queue");
+            }
+        };
+        let mut outcome = Err(String::new());
+        // A zygote that broke is replaced and the run tried once more on the new one.
+        for _attempt in 0..2 {
+            if zygote.is_none() {
+                match Zygote::spawn(shared, slot) {
+                    Ok(z) => zygote = Some(z),
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            }
+            let z = zygote.as_mut().expect("spawned");
+            match z.run(&task.req) {
+                Ok(out) => {
+                    outcome = Ok(out);
+                    break;
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    if let Some(z) = zygote.take() {
+                        z.kill();
+                    }
+                }
+            }
+        }
+        (task.done)(outcome);
+    }
+}
+
+type JobResult = Result<Vec<RunOutput>, JobFailure>;
+
+/// Collects the outputs of a job's runs and completes its future when the last one is in.
+struct Collect {
+    outs: Mutex<Vec<Option<RunOutput>>>,
+    left: AtomicUsize,
+    tx: Mutex<Option<futures::channel::oneshot::Sender<JobResult>>>,
+    artifact: Option<PathBuf>,
+}
+
+impl Collect {
+    fn put(&self, i: usize, r: Result<RunOutput, String>) {
+        let out = r.unwrap_or_else(|e| RunOutput {
+            end: RunEnd::SetupFailed(format!("sandbox failure: {e}")),
+            stdout: Vec::new(),
+            stderr_tail: String::new(),
+            result: None,
+            cpu_ms: 0.0,
+            wall_ms: 0.0,
+        });
+        self.outs.lock().expect("outs")[i] = Some(out);
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.finish(Ok(()));
+        }
+    }
+
+    fn finish(&self, r: Result<(), JobFailure>) {
+        if let Some(a) = &self.artifact {
+            let _ = std::fs::remove_file(a);
+        }
+        let outs = std::mem::take(&mut *self.outs.lock().expect("outs"));
+        let v = r.map(|()| {
+            outs.into_iter()
+                .map(|o| o.expect("every run reported"))
+                .collect()
+        });
+        if let Some(tx) = self.tx.lock().expect("tx").take() {
+            let _ = tx.send(v);
+        }
+    }
+}
+
+/// Limits in the zygote's terms.
+fn limits_json(l: &Limits, cgroups: bool) -> Value {
+    let mut v = json!({
+        "cpu_ms": l.cpu_ms,
+        "wall_ms": l.wall_ms,
+        "output_bytes": l.output_bytes,
+        "file_bytes": l.output_bytes.max(1 << 20),
+        "disk_bytes": l.memory_bytes.clamp(1 << 20, 64 << 20),
+        "processes": l.processes,
+    });
+    if !cgroups {
+        // Without a memory cgroup the address-space rlimit is the only memory bound; virtual
+        // size runs ahead of resident memory, hence the headroom.
+        v["address_space_bytes"] = json!(l.memory_bytes + (512 << 20));
+    }
+    v
+}
+
+const COMPILE_LIMITS: Limits = Limits {
+    cpu_ms: 20_000,
+    wall_ms: 30_000,
+    memory_bytes: 1 << 30,
+    output_bytes: 64 << 20,
+    processes: 32,
+};
+
+impl Sandbox for Pool {
+    fn languages(&self) -> Vec<String> {
+        let mut v = vec!["python".to_string()];
+        if self.shared.cxx.is_some() {
+            v.push("cpp".into());
+        }
+        v
+    }
+
+    fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>> {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let fut = Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| Err(JobFailure::Internal("the sandbox stopped".into())))
+        });
+        let fail = |tx: futures::channel::oneshot::Sender<_>, f: JobFailure| {
+            let _ = tx.send(Err(f));
+        };
+        if job.runs.is_empty() {
+            let _ = tx.send(Ok(Vec::new()));
+            return fut;
+        }
+        let cg = self.shared.cgroups.is_some();
+        let code: Arc<[u8]> = Arc::from(job.source.as_bytes());
+        match &*job.language {
+            "python" => {
+                let collect = Arc::new(Collect {
+                    outs: Mutex::new(vec![None; job.runs.len()]),
+                    left: AtomicUsize::new(job.runs.len()),
+                    tx: Mutex::new(Some(tx)),
+                    artifact: None,
+                });
+                for (i, run) in job.runs.iter().enumerate() {
+                    let req = python_request(run, &code, &job.limits, cg);
+                    let c = collect.clone();
+                    self.submit(Task {
+                        req,
+                        done: Box::new(move |r| c.put(i, r)),
+                    });
+                }
+            }
+            "cpp" => {
+                let Some(cxx) = self.shared.cxx.clone() else {
+                    fail(
+                        tx,
+                        JobFailure::Unsupported("no C++ compiler (g++) found".into()),
+                    );
+                    return fut;
+                };
+                if job.runs.iter().any(|r| !matches!(r, Run::Stdio { .. })) {
+                    fail(
+                        tx,
+                        JobFailure::Unsupported("C++ runs only stdin/stdout tests".into()),
+                    );
+                    return fut;
+                }
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                let artifact = self.shared.artifacts.join(format!("{id}"));
+                let compile = Request {
+                    header: json!({
+                        "mode": "compile",
+                        "limits": limits_json(&COMPILE_LIMITS, cg),
+                        "file": "/tmp/sol.cpp",
+                        "output": "/tmp/a.out",
+                        "argv": [cxx.display().to_string(), "-std=c++17", "-O2", "-pipe",
+                                 "-o", "/tmp/a.out", "/tmp/sol.cpp"],
+                    }),
+                    blobs: vec![code, Arc::from(&b""[..])],
+                    memory_bytes: COMPILE_LIMITS.memory_bytes,
+                    processes: COMPILE_LIMITS.processes,
+                    output_bytes: COMPILE_LIMITS.output_bytes,
+                    wall_ms: COMPILE_LIMITS.wall_ms,
+                };
+                let queue = self.queue.clone();
+                let limits = job.limits.clone();
+                let runs = job.runs.clone();
+                self.submit(Task {
+                    req: compile,
+                    done: Box::new(move |r| {
+                        compiled(r, &artifact, id, &runs, &limits, cg, &queue, tx);
+                    }),
+                });
+            }
+            other => fail(
+                tx,
+                JobFailure::Unsupported(format!("language `{other}` is not supported")),
+            ),
+        }
+        fut
+    }
+}
+
+/// After a compile: save the binary where every slot sees it, then queue the test runs.
+#[allow(clippy::too_many_arguments)]
+fn compiled(
+    r: Result<RunOutput, String>,
+    artifact: &Path,
+    id: u64,
+    runs: &[Run],
+    limits: &Limits,
+    cg: bool,
+    queue: &Queue,
+    tx: futures::channel::oneshot::Sender<JobResult>,
+) {
+    let out = match r {
+        Err(e) => {
+            let _ = tx.send(Err(JobFailure::Internal(format!("sandbox failure: {e}"))));
+            return;
+        }
+        Ok(o) => o,
+    };
+    let binary = match (&out.end, out.result) {
+        (RunEnd::Exited(0), Some(b)) => b,
+        (RunEnd::Timeout, _) => {
+            let _ = tx.send(Err(JobFailure::CompileError(
+                "the compiler ran out of time".into(),
+            )));
+            return;
+        }
+        (RunEnd::MemoryLimit, _) => {
+            let _ = tx.send(Err(JobFailure::CompileError(
+                "the compiler ran out of memory".into(),
+            )));
+            return;
+        }
+        (RunEnd::SetupFailed(e), _) => {
+            let _ = tx.send(Err(JobFailure::Internal(e.clone())));
+            return;
+        }
+        _ => {
+            let _ = tx.send(Err(JobFailure::CompileError(out.stderr_tail)));
+            return;
+        }
+    };
+    if let Err(e) = std::fs::write(artifact, &binary) {
+        let _ = tx.send(Err(JobFailure::Internal(format!("saving the binary: {e}"))));
+        return;
+    }
+    set_mode(artifact, 0o755);
+    let collect = Arc::new(Collect {
+        outs: Mutex::new(vec![None; runs.len()]),
+        left: AtomicUsize::new(runs.len()),
+        tx: Mutex::new(Some(tx)),
+        artifact: Some(artifact.to_path_buf()),
+    });
+    let mut q = queue.tasks.lock().expect("queue");
+    for (i, run) in runs.iter().enumerate() {
+        let Run::Stdio { stdin } = run else {
+            unreachable!("checked before compiling")
+        };
+        let c = collect.clone();
+        q.0.push_back(Task {
+            req: Request {
+                header: json!({"mode": "exec", "limits": limits_json(limits, cg), "path": format!("/art/{id}")}),
+                blobs: vec![Arc::from(&b""[..]), Arc::from(&**stdin)],
+                memory_bytes: limits.memory_bytes,
+                processes: limits.processes,
+                output_bytes: limits.output_bytes,
+                wall_ms: limits.wall_ms,
+            },
+            done: Box::new(move |r| c.put(i, r)),
+        });
+    }
+    drop(q);
+    queue.cv.notify_all();
+}
+
+fn python_request(run: &Run, code: &Arc<[u8]>, l: &Limits, cg: bool) -> Request {
+    let empty: Arc<[u8]> = Arc::from(&b""[..]);
+    let bytes = |s: &str| -> Arc<[u8]> { Arc::from(s.as_bytes()) };
+    let (mut header, blobs) = match run {
+        Run::Stdio { stdin } => (json!({"mode": "stdio"}), vec![code.clone(), stdin.clone()]),
+        Run::Call { entry_point, args } => (
+            json!({"mode": "call", "entry_point": &**entry_point}),
+            vec![code.clone(), empty, bytes(args)],
+        ),
+        Run::Assert {
+            test,
+            setup,
+            check,
+            entry_point,
+        } => (
+            json!({"mode": "assert", "setup": setup.as_deref(), "check": check.as_deref(),
+                   "entry_point": entry_point.as_deref()}),
+            vec![code.clone(), empty, bytes(test)],
+        ),
+        Run::Grade { sample, item } => (
+            json!({"mode": "grade"}),
+            vec![code.clone(), empty, bytes(sample), bytes(item)],
+        ),
+    };
+    header["limits"] = limits_json(l, cg);
+    Request {
+        header,
+        blobs,
+        memory_bytes: l.memory_bytes,
+        processes: l.processes,
+        output_bytes: l.output_bytes,
+        wall_ms: l.wall_ms,
+    }
+}
+
+/// The interpreter to run and the prefix it needs mounted. A pyenv-style shim is a shell
+/// script, so the real executable is asked for, never assumed.
+fn resolve_python(configured: Option<&Path>) -> Result<(PathBuf, PathBuf), String> {
+    let candidate = match configured {
+        Some(p) => p.to_path_buf(),
+        None if Path::new("/usr/bin/python3").exists() => PathBuf::from("/usr/bin/python3"),
+        None => which("python3").ok_or("no python3 found (set REFEREE_PYTHON)")?,
+    };
+    let out = std::process::Command::new(&candidate)
+        .args([
+            "-I",
+            "-S",
+            "-c",
+            "import sys; print(sys.executable); print(sys.base_prefix)",
+        ])
+        .output()
+        .map_err(|e| format!("{}: {e}", candidate.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (Some(exe), Some(prefix)) = (lines.next(), lines.next()) else {
+        return Err(format!("{} did not run", candidate.display()));
+    };
+    let exe = std::fs::canonicalize(exe).map_err(|e| format!("{exe}: {e}"))?;
+    Ok((exe, PathBuf::from(prefix)))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+            .and_then(|f| std::fs::canonicalize(f).ok())
+    })
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+}
+
+fn reap_stale_artifacts() {
+    let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(pid) = name
+            .strip_prefix("referee-sandbox-")
+            .and_then(|s| s.parse::<u32>().ok())
+        {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// A sandbox that starts its pool on first use, for shells that compile specs which may never
+/// run code (`referee check`, a rule-only spec): no zygote is started until a run is asked for.
+/// If the pool cannot start, every job fails with `Unavailable` and the reason.
+pub struct Lazy {
+    config: Config,
+    pool: std::sync::OnceLock<Result<Pool, String>>,
+    cxx: bool,
+}
+
+impl Lazy {
+    pub fn new(config: Config) -> Lazy {
+        let cxx = config
+            .cxx
+            .as_ref()
+            .map_or_else(|| which("g++").is_some(), |p| p.exists());
+        Lazy {
+            config,
+            pool: std::sync::OnceLock::new(),
+            cxx,
+        }
+    }
+
+    /// The pool, started now if it was not yet.
+    pub fn pool(&self) -> Result<&Pool, &str> {
+        self.pool
+            .get_or_init(|| Pool::start(&self.config))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+impl Sandbox for Lazy {
+    fn languages(&self) -> Vec<String> {
+        if let Some(Ok(p)) = self.pool.get() {
+            return p.languages();
+        }
+        let mut v = vec!["python".to_string()];
+        if self.cxx {
+            v.push("cpp".into());
+        }
+        v
+    }
+
+    fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>> {
+        match self.pool() {
+            Ok(p) => p.execute(job),
+            Err(e) => {
+                let e = e.to_string();
+                Box::pin(async move { Err(JobFailure::Unavailable(e)) })
+            }
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! One sandbox slot: a zygote process in its own namespaces and cgroup, running one test at a time.
+//!
+//! The launcher (`spawn`) is the only unsafe code in the crate: `pre_exec` runs in the forked
+//! child before `exec`, where only async-signal-safe calls are allowed; every call made there is a
+//! raw syscall wrapper (prctl, write, unshare, read, setgroups, setresgid, setresuid) that neither
+//! allocates nor takes locks.
+
+use crate::cgroup::SlotGroup;
+use crate::Shared;
+use referee_core::exec::{RunEnd, RunOutput};
+use serde_json::{json, Value};
+use std::fs;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ZYGOTE: &str = concat!(
+    include_str!("zygote.py"),
+    include_str!("harness.py"),
+    "\nmain()\n"
+);
+
+/// Modules every run finds already imported (the set APPS/LiveCodeBench harnesses pre-import).
+const PRELOAD: &[&str] = &[
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "typing",
+    "fractions",
+    "decimal",
+    "json",
+    "traceback",
+    "types",
+    "socket",
+    "base64",
+    "dataclasses",
+    "array",
+    "string",
+    "textwrap",
+    "unicodedata",
+];
+
+/// A request to the zygote: the header fields and the blobs (code, stdin, extras).
+pub struct Request {
+    pub header: Value,
+    pub blobs: Vec<std::sync::Arc<[u8]>>,
+    pub memory_bytes: u64,
+    pub processes: u32,
+    pub output_bytes: u64,
+    pub wall_ms: u64,
+}
+
+pub struct Zygote {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    group: Option<SlotGroup>,
+    /// Memory the zygote itself holds, charged to the same group.
+    baseline: u64,
+    /// Host pid of the serving zygote (PID 1 of its namespace, a child of `child`).
+    inner: Option<i32>,
+}
+
+impl Zygote {
+    pub fn spawn(shared: &Shared, slot: usize) -> Result<Zygote, String> {
+        let (ns_root, run_uid_host) = shared.host_ids(slot);
+        let (ready_r, ready_w) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+        let (go_r, go_w) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+        let (ready_w_fd, go_r_fd) = (ready_w.as_raw_fd(), go_r.as_raw_fd());
+
+        let mut cmd = Command::new(&shared.python);
+        cmd.args(["-I", "-B", "-c", ZYGOTE])
+            .env_clear()
+            .env("LANG", "C.UTF-8")
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if shared.debug {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            });
+        #[allow(unsafe_code)]
+        // SAFETY: the closure runs in the child between fork and exec and only makes
+        // async-signal-safe syscalls on plain integers it captured by value.
+        unsafe {
+            cmd.pre_exec(move || pre_exec(ready_w_fd, go_r_fd));
+        }
+        // The parent writes the uid/gid maps once the child has unshared: only a process in the
+        // parent namespace with CAP_SETUID may map more than one id.
+        let mapper = std::thread::spawn(move || -> Result<(), String> {
+            let mut f = fs::File::from(ready_r);
+            let mut pid = [0u8; 4];
+            f.read_exact(&mut pid)
+                .map_err(|e| format!("launcher: {e}"))?;
+            let pid = u32::from_ne_bytes(pid);
+            let map = format!("0 {ns_root} 1\n1000 {run_uid_host} 1\n");
+            fs::write(format!("/proc/{pid}/uid_map"), &map).map_err(|e| format!("uid_map: {e}"))?;
+            fs::write(format!("/proc/{pid}/gid_map"), &map).map_err(|e| format!("gid_map: {e}"))?;
+            nix::unistd::write(go_w.as_fd(), b"g").map_err(|e| format!("launcher: {e}"))?;
+            Ok(())
+        });
+        let spawned = cmd.spawn();
+        drop(ready_w);
+        drop(go_r);
+        let map_result = mapper
+            .join()
+            .unwrap_or(Err("launcher thread panicked".into()));
+        let mut child =
+            spawned.map_err(|e| format!("starting {}: {e}", shared.python.display()))?;
+        if let Err(e) = map_result {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+        let mut group = None;
+        if let Some(v) = shared.cgroups {
+            match SlotGroup::create(v, slot).and_then(|g| g.add(child.id()).map(|()| g)) {
+                Ok(g) => group = Some(g),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("cgroup: {e}"));
+                }
+            }
+        }
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let mut z = Zygote {
+            child,
+            stdin,
+            stdout,
+            group,
+            baseline: 0,
+            inner: None,
+        };
+        let mut binds: Vec<(String, String)> = shared
+            .binds
+            .iter()
+            .map(|p| (p.display().to_string(), p.display().to_string()))
+            .collect();
+        binds.push((shared.artifacts.display().to_string(), "/art".into()));
+        let init = json!({
+            "binds": binds,
+            "seccomp": shared.seccomp.iter().map(|p| hex(p)).collect::<Vec<_>>(),
+            "preload": PRELOAD,
+            "run_uid": 1000,
+            "sys_pivot_root": libc::SYS_pivot_root,
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let ready = z
+            .send(&init, &[])
+            .and_then(|()| z.recv(deadline))
+            .map_err(|e| format!("zygote did not start: {e}"));
+        let (hdr, _) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                z.kill();
+                return Err(e);
+            }
+        };
+        if hdr["ready"] != true {
+            z.kill();
+            return Err(format!(
+                "zygote did not start: {}",
+                hdr["error"].as_str().unwrap_or("no reason given")
+            ));
+        }
+        if let Some(g) = &z.group {
+            z.baseline = g.memory_usage().unwrap_or(0);
+        }
+        let outer = z.child.id();
+        z.inner = fs::read_to_string(format!("/proc/{outer}/task/{outer}/children"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next().and_then(|p| p.parse().ok()));
+        Ok(z)
+    }
+
+    fn send(&mut self, header: &Value, blobs: &[&[u8]]) -> Result<(), String> {
+        let mut h = header.clone();
+        h["blobs"] = blobs.iter().map(|b| b.len()).collect::<Vec<_>>().into();
+        let hb = serde_json::to_vec(&h).map_err(|e| e.to_string())?;
+        let mut out = Vec::with_capacity(4 + hb.len());
+        out.extend_from_slice(&(hb.len() as u32).to_le_bytes());
+        out.extend_from_slice(&hb);
+        let w = (|| {
+            self.stdin.write_all(&out)?;
+            for b in blobs {
+                self.stdin.write_all(b)?;
+            }
+            self.stdin.flush()
+        })();
+        w.map_err(|e| format!("writing to zygote: {e}"))
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Result<(Value, Vec<Vec<u8>>), String> {
+        let mut len = [0u8; 4];
+        self.read_exact(&mut len, deadline)?;
+        let mut hb = vec![0u8; u32::from_le_bytes(len) as usize];
+        self.read_exact(&mut hb, deadline)?;
+        let hdr: Value = serde_json::from_slice(&hb).map_err(|e| format!("zygote frame: {e}"))?;
+        let mut blobs = Vec::new();
+        for n in hdr["blobs"].as_array().into_iter().flatten() {
+            let mut b = vec![0u8; n.as_u64().unwrap_or(0) as usize];
+            self.read_exact(&mut b, deadline)?;
+            blobs.push(b);
+        }
+        Ok((hdr, blobs))
+    }
+
+    /// Reads with a deadline: the zygote enforces run time itself, this only guards against a
+    /// zygote that is itself stuck.
+    fn read_exact(&mut self, buf: &mut [u8], deadline: Instant) -> Result<(), String> {
+        let mut got = 0;
+        while got < buf.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err("zygote stopped answering".into());
+            }
+            let mut fds = [nix::poll::PollFd::new(
+                self.stdout.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            let ms = left.as_millis().min(u128::from(u16::MAX)) as u16;
+            match nix::poll::poll(&mut fds, ms) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => {}
+                Err(e) => return Err(format!("poll: {e}")),
+            }
+            match self.stdout.read(&mut buf[got..]) {
+                Ok(0) => return Err("zygote exited".into()),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("reading from zygote: {e}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one request. `Err` means the zygote is broken and must be replaced; the run's own
+    /// failures (crash, timeout, limits) are an `Ok` output.
+    pub fn run(&mut self, req: &Request) -> Result<RunOutput, String> {
+        self.settle();
+        let oom_before = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
+        if let Some(g) = &mut self.group {
+            // The zygote's own pages are charged here too; the run gets its limit on top.
+            g.set_memory_limit(self.baseline + req.memory_bytes + (16 << 20))?;
+            g.set_pids_limit(req.processes + 4);
+        }
+        let blobs: Vec<&[u8]> = req.blobs.iter().map(|b| &**b).collect();
+        self.send(&req.header, &blobs)?;
+        let deadline =
+            Instant::now() + Duration::from_millis(req.wall_ms) + Duration::from_secs(10);
+        let (hdr, mut out) = self.recv(deadline)?;
+        let oom = self.group.as_ref().map_or(0, SlotGroup::oom_kills) > oom_before;
+        if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
+            eprintln!(
+                "OOM in slot: mode {} usage {:?} baseline {} limit {} hdr {}",
+                req.header["mode"],
+                self.group.as_ref().and_then(SlotGroup::memory_usage),
+                self.baseline,
+                req.memory_bytes,
+                hdr
+            );
+        }
+        if out.len() != 3 {
+            return Err(format!(
+                "zygote error: {}",
+                hdr["message"].as_str().unwrap_or("bad reply")
+            ));
+        }
+        let result = out.pop().filter(|r| !r.is_empty());
+        let stderr = out.pop().unwrap_or_default();
+        let stdout = out.pop().unwrap_or_default();
+        let stdout_size = hdr["stdout_size"].as_u64().unwrap_or(0);
+        // stderr shares the file-size cap; a run that fills it flooded its output too.
+        let stderr_full = hdr["stderr_size"].as_u64().unwrap_or(0)
+            >= req.header["limits"]["file_bytes"]
+                .as_u64()
+                .unwrap_or(u64::MAX);
+        let signal = hdr["signal"].as_i64().unwrap_or(0) as i32;
+        let cpu_ms = hdr["cpu_us"].as_f64().unwrap_or(0.0) / 1000.0;
+        let end = match hdr["end"].as_str() {
+            // A run that filled its output cap hit the output limit, whatever happened next
+            // (a program that ignores write errors spins until its time runs out).
+            Some("exited" | "signaled") if stdout_size >= req.output_bytes || stderr_full => {
+                RunEnd::OutputLimit
+            }
+            _ if hdr["timed_out"] == true => RunEnd::Timeout,
+            Some("exited") => RunEnd::Exited(hdr["code"].as_i64().unwrap_or(-1) as i32),
+            Some("signaled") => {
+                if signal == libc::SIGXCPU
+                    || (signal == libc::SIGKILL
+                        && cpu_ms >= req.header["limits"]["cpu_ms"].as_f64().unwrap_or(f64::MAX))
+                {
+                    RunEnd::Timeout
+                } else if signal == libc::SIGXFSZ || stdout_size >= req.output_bytes {
+                    RunEnd::OutputLimit
+                } else if oom && signal == libc::SIGKILL {
+                    RunEnd::MemoryLimit
+                } else {
+                    RunEnd::Signaled(signal)
+                }
+            }
+            Some("setup_failed") => RunEnd::SetupFailed(String::from_utf8_lossy(&stderr).into()),
+            _ => {
+                return Err(format!(
+                    "zygote error: {}",
+                    hdr["message"].as_str().unwrap_or("unknown reply")
+                ))
+            }
+        };
+        let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
+        Ok(RunOutput {
+            end,
+            stdout,
+            stderr_tail,
+            result,
+            cpu_ms,
+            wall_ms: hdr["wall_us"].as_f64().unwrap_or(0.0) / 1000.0,
+        })
+    }
+
+    /// Waits (briefly) for memory a finished run still holds to be freed: the kernel frees a dead
+    /// run's namespaces asynchronously, and the next run must not pay for it.
+    fn settle(&self) {
+        let Some(g) = &self.group else { return };
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while g
+            .memory_usage()
+            .is_some_and(|u| u > self.baseline + (64 << 20))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Stops the zygote and every run under it. The serving zygote dies first, while its parent
+    /// is alive to reap it: killed the other way round it would be orphaned to the host's init,
+    /// which on some machines never reaps.
+    pub fn kill(mut self) {
+        if let Some(inner) = self.inner {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(inner),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(g) = self.group.take() {
+            g.remove();
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    use std::fmt::Write as _;
+    b.iter()
+        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+}
+
+/// In the child, before exec: die with the parent, never be the OOM killer's choice, enter new
+/// user/mount/net/IPC/UTS namespaces (and a PID namespace for the zygote's children), wait for
+/// the parent to write the id maps, then become root of the new user namespace.
+fn pre_exec(ready_w: i32, go_r: i32) -> std::io::Result<()> {
+    use nix::sched::CloneFlags;
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+    // -1000 also lowers the floor, so runs (which raise themselves to 1000) are always chosen.
+    // Best effort: some hosts forbid negative values; the runs at 1000 are chosen first anyway.
+    if let Ok(oom) = nix::fcntl::open(
+        "/proc/self/oom_score_adj",
+        nix::fcntl::OFlag::O_WRONLY,
+        nix::sys::stat::Mode::empty(),
+    ) {
+        let _ = nix::unistd::write(&oom, b"-1000");
+    }
+    nix::sched::unshare(
+        CloneFlags::CLONE_NEWUSER
+            | CloneFlags::CLONE_NEWNS
+            | CloneFlags::CLONE_NEWNET
+            | CloneFlags::CLONE_NEWIPC
+            | CloneFlags::CLONE_NEWUTS
+            | CloneFlags::CLONE_NEWPID,
+    )?;
+    #[allow(unsafe_code)]
+    // SAFETY: the fds were created by the parent before fork and stay open until exec.
+    let (ready, go) = unsafe {
+        (
+            std::os::fd::BorrowedFd::borrow_raw(ready_w),
+            std::os::fd::BorrowedFd::borrow_raw(go_r),
+        )
+    };
+    nix::unistd::write(ready, &std::process::id().to_ne_bytes())?;
+    let mut b = [0u8; 1];
+    if nix::unistd::read(go, &mut b)? != 1 {
+        return Err(std::io::Error::other("launcher gave up"));
+    }
+    nix::unistd::setgroups(&[])?;
+    let root_g = nix::unistd::Gid::from_raw(0);
+    let root_u = nix::unistd::Uid::from_raw(0);
+    nix::unistd::setresgid(root_g, root_g, root_g)?;
+    nix::unistd::setresuid(root_u, root_u, root_u)?;
+    Ok(())
+}
