@@ -126,11 +126,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// The executors graders get: a sandbox that starts on first use, so specs that never run code
+/// never start one.
+fn env() -> referee_core::exec::Env {
+    referee_core::exec::Env {
+        sandbox: Some(std::sync::Arc::new(referee_sandbox::Lazy::new(
+            referee_sandbox::Config::default(),
+        ))),
+    }
+}
+
 /// Compiles a spec file, printing every error to stderr. `None` means exit 1.
 pub fn load_spec(path: &PathBuf) -> Result<Option<Program>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read spec {}", path.display()))?;
-    match Program::compile_str(&text) {
+    match Program::compile_str_with(&text, env()) {
         Ok(p) => Ok(Some(p)),
         Err(errs) => {
             eprint!("{}: {errs}", path.display());
@@ -239,7 +249,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// `referee list [TYPE]`: the component docs, grouped, or one type's full documentation.
 fn list(type_name: Option<&str>) -> u8 {
     let Some(t) = type_name else {
-        for group in ["openai", "rule", "combinator"] {
+        for group in ["openai", "rule", "exec", "combinator"] {
             println!("{group}:");
             for c in COMPONENTS.iter().filter(|c| c.group == group) {
                 println!("  {:<16} {}", c.type_name, c.summary());

@@ -127,27 +127,36 @@ pub fn run(
         let mut summary = Summary::default();
         for chunk in chunk_rx {
             let chunk = chunk.context("cannot read input")?;
-            let starts: Vec<usize> = (0..chunk.ends.len()).step_by(TASK).collect();
-            let parts: Vec<(Vec<u8>, Summary)> = starts
-                .into_par_iter()
-                .map(|from| {
-                    let to = (from + TASK).min(chunk.ends.len());
-                    let mut out = Vec::with_capacity(256 * (to - from));
-                    let mut sum = Summary::default();
-                    for i in from..to {
-                        let r = score_line(
-                            program,
-                            &opts.mapping,
-                            chunk.first_line + i,
-                            chunk.line(i),
-                            opts.explain,
-                            &mut out,
-                        );
-                        sum.add(&r);
-                    }
-                    (out, sum)
-                })
-                .collect();
+            // A program that waits (sandbox, judge) keeps many samples in flight, one per task.
+            let task = if program.waits() { 1 } else { TASK };
+            let starts: Vec<usize> = (0..chunk.ends.len()).step_by(task).collect();
+            let score_parts = || -> Vec<(Vec<u8>, Summary)> {
+                starts
+                    .into_par_iter()
+                    .map(|from| {
+                        let to = (from + task).min(chunk.ends.len());
+                        let mut out = Vec::with_capacity(256 * (to - from));
+                        let mut sum = Summary::default();
+                        for i in from..to {
+                            let r = score_line(
+                                program,
+                                &opts.mapping,
+                                chunk.first_line + i,
+                                chunk.line(i),
+                                opts.explain,
+                                &mut out,
+                            );
+                            sum.add(&r);
+                        }
+                        (out, sum)
+                    })
+                    .collect()
+            };
+            let parts = if program.waits() {
+                referee_core::program::waiting_pool().install(score_parts)
+            } else {
+                score_parts()
+            };
             let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
             for (b, s) in parts {
                 bytes.extend_from_slice(&b);
