@@ -74,6 +74,15 @@ fn score_math_example() {
     ));
 }
 
+/// Runs code in the real sandbox (the CLI starts it on first use).
+#[test]
+fn score_code_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/code/spec.yaml",
+        "examples/code/rollouts.jsonl"
+    ));
+}
+
 #[test]
 fn score_r1_example() {
     insta::assert_snapshot!(score_example(
