@@ -58,7 +58,7 @@ pub(crate) struct Shared {
     binds: Vec<PathBuf>,
     /// Compiled programs, bound read-only at /art.
     artifacts: PathBuf,
-    seccomp: Vec<Vec<u8>>,
+    seccomp: seccomp::Programs,
     cgroups: Option<cgroup::Version>,
     debug: bool,
     uid_base: u32,

@@ -157,10 +157,12 @@ impl Zygote {
         binds.push((shared.artifacts.display().to_string(), "/art".into()));
         let init = json!({
             "binds": binds,
-            "seccomp": shared.seccomp.iter().map(|p| hex(p)).collect::<Vec<_>>(),
+            "seccomp_zygote": shared.seccomp.zygote.iter().map(|p| hex(p)).collect::<Vec<_>>(),
+            "seccomp": shared.seccomp.run.iter().map(|p| hex(p)).collect::<Vec<_>>(),
             "preload": PRELOAD,
             "run_uid": 1000,
             "sys_pivot_root": libc::SYS_pivot_root,
+            "sys_clone": libc::SYS_clone,
         });
         let deadline = Instant::now() + Duration::from_secs(30);
         let ready = z
