@@ -37,8 +37,9 @@ fn writable(p: &Path) -> bool {
     nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
 }
 
-fn group_name() -> String {
-    format!("referee-{}", std::process::id())
+/// `referee-<pid>-<pool>`: unique per pool, and the pid says whether its owner still lives.
+fn group_name(pool: u32) -> String {
+    format!("referee-{}-{pool}", std::process::id())
 }
 
 /// The directories of one slot's group (one per v1 controller, one in v2).
@@ -50,8 +51,8 @@ pub struct SlotGroup {
 }
 
 impl SlotGroup {
-    pub fn create(version: Version, slot: usize) -> Result<SlotGroup, String> {
-        let name = format!("{}/slot-{slot}", group_name());
+    pub fn create(version: Version, pool: u32, slot: usize) -> Result<SlotGroup, String> {
+        let name = format!("{}/slot-{slot}", group_name(pool));
         let dirs: Vec<PathBuf> = match version {
             Version::V1 => ["memory", "pids", "cpu"]
                 .iter()
@@ -59,7 +60,7 @@ impl SlotGroup {
                 .filter(|d| d.parent().and_then(Path::parent).is_some_and(Path::is_dir))
                 .collect(),
             Version::V2 => {
-                let top = Path::new(ROOT).join(group_name());
+                let top = Path::new(ROOT).join(group_name(pool));
                 mkdir(&top)?;
                 // Controllers must be enabled on the way down for the slot to have the files.
                 let _ = fs::write(
@@ -208,8 +209,8 @@ impl SlotGroup {
 }
 
 /// Removes this process's top-level groups (after every slot was removed).
-pub fn remove_top(version: Version) {
-    for d in tops(version, &group_name()) {
+pub fn remove_top(version: Version, pool: u32) {
+    for d in tops(version, &group_name(pool)) {
         let _ = fs::remove_dir(d);
     }
 }

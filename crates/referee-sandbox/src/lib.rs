@@ -33,6 +33,9 @@ pub struct Config {
     pub cxx: Option<PathBuf>,
     /// Show the zygotes' stderr.
     pub debug: bool,
+    /// Use cgroups for memory, process and CPU limits when the machine offers them (default);
+    /// without, hard rlimits (address space, process count) are the limits.
+    pub cgroups: bool,
 }
 
 impl Default for Config {
@@ -46,6 +49,7 @@ impl Default for Config {
             python: env("REFEREE_PYTHON").map(PathBuf::from),
             cxx: env("REFEREE_CXX").map(PathBuf::from),
             debug: env("REFEREE_SANDBOX_DEBUG").is_some(),
+            cgroups: env("REFEREE_SANDBOX_CGROUPS").is_none_or(|v| v != "0"),
         }
     }
 }
@@ -62,6 +66,7 @@ pub(crate) struct Shared {
     cgroups: Option<cgroup::Version>,
     debug: bool,
     uid_base: u32,
+    pool_id: u32,
 }
 
 impl Shared {
@@ -82,6 +87,9 @@ struct Queue {
     tasks: Mutex<(VecDeque<Task>, bool)>,
     cv: Condvar,
 }
+
+/// Pools started by this process so far (a pool's id, in every name it leaves on the host).
+static POOLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// The sandbox: slots, their threads and the shared queue of runs.
 pub struct Pool {
@@ -124,13 +132,19 @@ impl Pool {
             .clone()
             .or_else(|| which("g++"))
             .filter(|p| p.starts_with("/usr") || p.exists());
-        let cgroups = cgroup::detect();
+        let cgroups = if config.cgroups {
+            cgroup::detect()
+        } else {
+            None
+        };
         if let Some(v) = cgroups {
             cgroup::reap_stale(v);
         }
         reap_stale_artifacts();
+        // Pools of one process are told apart by a counter, in every name they leave on the host.
+        let pool_id = POOLS.fetch_add(1, Ordering::Relaxed);
         let artifacts =
-            std::env::temp_dir().join(format!("referee-sandbox-{}", std::process::id()));
+            std::env::temp_dir().join(format!("referee-sandbox-{}-{pool_id}", std::process::id()));
         std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
         set_mode(&artifacts, 0o711);
         let shared = Arc::new(Shared {
@@ -141,7 +155,8 @@ impl Pool {
             seccomp: seccomp::programs()?,
             cgroups,
             debug: config.debug,
-            uid_base: 0x4000_0000 + (std::process::id() % 0x10000) * 0x200,
+            uid_base: 0x4000_0000 + ((std::process::id() * 8 + pool_id) % 0x10000) * 0x200,
+            pool_id,
         });
         // The first zygote starts here so a machine that cannot sandbox fails now, clearly.
         let first = Zygote::spawn(&shared, 0)?;
@@ -173,6 +188,20 @@ impl Pool {
         self.slots
     }
 
+    /// Where this pool leaves traces on the host while it runs (for leak checks): the cgroup name
+    /// and the compiled-programs directory.
+    pub fn host_names(&self) -> (String, PathBuf) {
+        (
+            format!("referee-{}-{}", std::process::id(), self.shared.pool_id),
+            self.shared.artifacts.clone(),
+        )
+    }
+
+    /// Whether limits are set with cgroups (else with rlimits only).
+    pub fn uses_cgroups(&self) -> bool {
+        self.shared.cgroups.is_some()
+    }
+
     /// The host uids this pool's zygotes and runs use (for leak checks).
     pub fn host_uid_range(&self) -> std::ops::Range<u32> {
         let (lo, _) = self.shared.host_ids(0);
@@ -201,7 +230,7 @@ impl Drop for Pool {
             let _ = t.join();
         }
         if let Some(v) = self.shared.cgroups {
-            cgroup::remove_top(v);
+            cgroup::remove_top(v, self.shared.pool_id);
         }
         let _ = std::fs::remove_dir_all(&self.shared.artifacts);
     }

@@ -130,7 +130,9 @@ impl Zygote {
         }
         let mut group = None;
         if let Some(v) = shared.cgroups {
-            match SlotGroup::create(v, slot).and_then(|g| g.add(child.id()).map(|()| g)) {
+            match SlotGroup::create(v, shared.pool_id, slot)
+                .and_then(|g| g.add(child.id()).map(|()| g))
+            {
                 Ok(g) => group = Some(g),
                 Err(e) => {
                     let _ = child.kill();

@@ -158,17 +158,18 @@ fn run_file(env: &Env, file: &str, doc: &Value, key: &str) -> (usize, Vec<String
     (entries.len(), failures)
 }
 
-fn leftovers(pid: u32, uids: std::ops::Range<u32>) -> Vec<String> {
+fn leftovers(
+    pid: u32,
+    uids: std::ops::Range<u32>,
+    (cgroup, art): &(String, PathBuf),
+) -> Vec<String> {
     let mut out = Vec::new();
     for c in ["memory", "pids", "cpu", "unified", ""] {
-        let p = Path::new("/sys/fs/cgroup")
-            .join(c)
-            .join(format!("referee-{pid}"));
+        let p = Path::new("/sys/fs/cgroup").join(c).join(cgroup);
         if p.exists() {
             out.push(format!("cgroup {} left behind", p.display()));
         }
     }
-    let art = std::env::temp_dir().join(format!("referee-sandbox-{pid}"));
     if art.exists() {
         out.push(format!("{} left behind", art.display()));
     }
@@ -216,6 +217,7 @@ fn suites_and_exploits_in_a_real_sandbox_leave_the_machine_clean() {
     let pool = Pool::start(&Config::default())
         .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
     let uids = pool.host_uid_range();
+    let names = pool.host_names();
     let pool = Arc::new(pool);
     let env = Env {
         sandbox: Some(pool.clone()),
@@ -242,7 +244,7 @@ fn suites_and_exploits_in_a_real_sandbox_leave_the_machine_clean() {
         failures.len(),
         failures.join("\n")
     );
-    let left = leftovers(std::process::id(), uids);
+    let left = leftovers(std::process::id(), uids, &names);
     assert!(
         left.is_empty(),
         "the machine is not clean:\n{}",

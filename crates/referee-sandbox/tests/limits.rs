@@ -53,3 +53,50 @@ fn no_more_runs_alive_than_slots_and_all_slots_used() {
     );
     assert_eq!(most, slots, "the slots did not run side by side");
 }
+
+/// Without cgroups (a machine that has none, or `REFEREE_SANDBOX_CGROUPS=0`) the hard rlimits
+/// still bound memory, processes and output.
+#[test]
+fn rlimits_alone_still_bound_memory_processes_and_output() {
+    let pool = Pool::start(&Config {
+        slots: 1,
+        cgroups: false,
+        ..Config::default()
+    })
+    .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
+    assert!(!pool.uses_cgroups());
+    let run = |code: &str| {
+        let job = Job {
+            language: "python".into(),
+            source: code.into(),
+            runs: vec![Run::Stdio {
+                stdin: Arc::from(&b""[..]),
+            }],
+            limits: Limits {
+                memory_bytes: 128 << 20,
+                processes: 8,
+                output_bytes: 1 << 20,
+                ..Limits::default()
+            },
+        };
+        futures::executor::block_on(pool.execute(job))
+            .expect("job ran")
+            .remove(0)
+    };
+    let mem = run("x = bytearray(2 << 30)\nprint('allocated')\n");
+    assert!(mem.stderr_tail.contains("MemoryError"), "{mem:?}");
+    let forks = run(
+        "import os\nn = 0\ntry:\n    while n < 100:\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nprint(n)\n",
+    );
+    let n: u32 = String::from_utf8_lossy(&forks.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(n < 8, "forked {n} processes under a limit of 8");
+    let flood = run("while True:\n    print('x' * 4096)\n");
+    assert_eq!(
+        flood.end,
+        referee_core::exec::RunEnd::OutputLimit,
+        "{flood:?}"
+    );
+}
