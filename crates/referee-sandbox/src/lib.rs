@@ -238,6 +238,11 @@ impl Drop for Pool {
 
 /// A slot's thread: owns one zygote, runs tasks one at a time, replaces the zygote if it breaks.
 fn slot_loop(shared: &Shared, queue: &Queue, slot: usize, mut zygote: Option<Zygote>) {
+    // Warm up now, not on the first task: the slots start side by side. A failure here is
+    // retried (and reported) when a task comes.
+    if zygote.is_none() {
+        zygote = Zygote::spawn(shared, slot).ok();
+    }
     loop {
         let task = {
             let mut q = queue.tasks.lock().expect("queue");
