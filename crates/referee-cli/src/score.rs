@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use referee_core::input::InputMapping;
 use referee_core::summary::Summary;
-use referee_core::{Program, ScoreResult};
+use referee_core::{Program, Sample, ScoreResult};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
 use std::path::Path;
@@ -152,7 +152,9 @@ pub fn run(
                     })
                     .collect()
             };
-            let parts = if program.waits() {
+            let parts = if program.grouped() {
+                vec![score_chunk_grouped(program, &chunk, opts)]
+            } else if program.waits() {
                 referee_core::program::waiting_pool().install(score_parts)
             } else {
                 score_parts()
@@ -188,6 +190,77 @@ pub fn run(
     Ok(summary)
 }
 
+/// Scores a chunk for a program whose rewards depend on the group (difficulty weights): the
+/// lines are parsed, gathered by group, each group scored together, and the results written in
+/// input order. A group is what one chunk holds of it (8192 lines): GRPO writes a group's rollouts
+/// together.
+fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec<u8>, Summary) {
+    let n = chunk.ends.len();
+    let parsed: Vec<Result<Sample, Box<ScoreResult>>> = (0..n)
+        .into_par_iter()
+        .map(|i| parse_line(&opts.mapping, chunk.first_line + i, chunk.line(i)))
+        .collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, p) in parsed.iter().enumerate() {
+        if let Ok(s) = p {
+            match s.group.as_deref() {
+                Some(g) => {
+                    let k = *index.entry(g).or_insert_with(|| {
+                        groups.push(Vec::new());
+                        groups.len() - 1
+                    });
+                    groups[k].push(i);
+                }
+                None => groups.push(vec![i]),
+            }
+        }
+    }
+    let scored: Vec<Vec<(usize, ScoreResult)>> = groups
+        .par_iter()
+        .map(|idx| {
+            let members: Vec<&Sample> = idx
+                .iter()
+                .map(|&i| parsed[i].as_ref().expect("parsed"))
+                .collect();
+            idx.iter()
+                .copied()
+                .zip(program.score_group(&members, opts.explain))
+                .collect()
+        })
+        .collect();
+    let mut results: Vec<Option<ScoreResult>> = vec![None; n];
+    for (i, r) in scored.into_iter().flatten() {
+        results[i] = Some(r);
+    }
+    let mut out = Vec::with_capacity(256 * n);
+    let mut sum = Summary::default();
+    for (i, p) in parsed.iter().enumerate() {
+        let (r, id) = match p {
+            Ok(s) => (results[i].take().expect("scored"), s.id.as_ref()),
+            Err(e) => ((**e).clone(), None),
+        };
+        serde_json::to_writer(&mut out, &r.with_id(id, Some(chunk.first_line + i)))
+            .expect("results serialize");
+        out.push(b'\n');
+        sum.add(&r);
+    }
+    (out, sum)
+}
+
+/// Parses one input line into a sample, or the error result the line gets.
+fn parse_line(mapping: &InputMapping, n: usize, bytes: &[u8]) -> Result<Sample, Box<ScoreResult>> {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let parsed = match std::str::from_utf8(bytes) {
+        Err(e) => Err(("invalid_utf8", format!("line is not valid UTF-8: {e}"))),
+        Ok(t) if t.trim().is_empty() => Err(("empty_line", "line is empty".to_string())),
+        Ok(t) => mapping.parse_line(t).map_err(|e| (e.reason, e.message)),
+    };
+    parsed.map_err(|(reason, msg)| {
+        Box::new(ScoreResult::input_error(reason, format!("line {n}: {msg}")))
+    })
+}
+
 /// Scores one input line and appends its JSON result line to `out`. Never fails: a bad line
 /// becomes an error result.
 fn score_line(
@@ -198,13 +271,7 @@ fn score_line(
     explain: bool,
     out: &mut Vec<u8>,
 ) -> ScoreResult {
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    let parsed = match std::str::from_utf8(bytes) {
-        Err(e) => Err(("invalid_utf8", format!("line is not valid UTF-8: {e}"))),
-        Ok(t) if t.trim().is_empty() => Err(("empty_line", "line is empty".to_string())),
-        Ok(t) => mapping.parse_line(t).map_err(|e| (e.reason, e.message)),
-    };
-    let (result, id) = match parsed {
+    let (result, id) = match parse_line(mapping, n, bytes) {
         Ok(s) => {
             let r = if explain {
                 program.explain(&s)
@@ -213,10 +280,7 @@ fn score_line(
             };
             (r, s.id)
         }
-        Err((reason, msg)) => (
-            ScoreResult::input_error(reason, format!("line {n}: {msg}")),
-            None,
-        ),
+        Err(r) => (*r, None),
     };
     serde_json::to_writer(&mut *out, &result.with_id(id.as_ref(), Some(n)))
         .expect("results serialize");

@@ -83,6 +83,15 @@ fn score_code_example() {
     ));
 }
 
+/// Difficulty weights: the CLI scores each GRPO group of a chunk together.
+#[test]
+fn score_code_example_by_difficulty() {
+    insta::assert_snapshot!(score_example(
+        "fixtures/specs/code_difficulty.yaml",
+        "examples/code/rollouts.jsonl"
+    ));
+}
+
 #[test]
 fn score_r1_example() {
     insta::assert_snapshot!(score_example(

@@ -86,6 +86,8 @@ pub fn escape(key: &str) -> Cow<'_, str> {
 #[derive(Default)]
 pub struct Compiler {
     env: crate::exec::Env,
+    /// Some node needs its group's other samples (see `Program::score_group`).
+    grouped: bool,
     errors: Vec<CompileError>,
     /// Component names seen so far, with the path that defined them: names key `components`.
     names: HashMap<String, String>,
@@ -107,6 +109,15 @@ impl Compiler {
 
     pub fn env(&self) -> &crate::exec::Env {
         &self.env
+    }
+
+    /// Marks the program as group-aware: it will be scored a group at a time.
+    pub fn needs_group(&mut self) {
+        self.grouped = true;
+    }
+
+    pub fn grouped(&self) -> bool {
+        self.grouped
     }
 
     pub fn into_errors(self) -> Vec<CompileError> {

@@ -106,6 +106,53 @@ pub struct ScoreCtx {
     pub(crate) components: Vec<(Arc<str>, Option<f64>)>,
     stack: Vec<Trace>,
     pub(crate) root: Option<Trace>,
+    /// Group scoring (`Program::score_group`): what the first pass learned about the group.
+    pub(crate) group: Option<Arc<GroupStats>>,
+    /// Group scoring: what each node kept from the first pass, so the second does not redo it.
+    pub(crate) memo: std::collections::HashMap<Arc<str>, Arc<dyn std::any::Any + Send + Sync>>,
+    /// Group scoring, first pass: per node, which of its tests this sample passed.
+    pub(crate) record: Vec<(Arc<str>, Vec<bool>)>,
+}
+
+/// What one group's first pass found: per node path, the fraction of the group's samples that
+/// passed each of its tests (only where every sample that ran it had the same tests).
+#[derive(Debug, Default)]
+pub struct GroupStats {
+    pub rates: std::collections::HashMap<Arc<str>, Vec<f64>>,
+    pub size: usize,
+}
+
+impl GroupStats {
+    /// Pass rates from the first pass's records of every sample in the group.
+    pub(crate) fn from_records(records: &[Vec<(Arc<str>, Vec<bool>)>]) -> GroupStats {
+        let mut sums: std::collections::HashMap<Arc<str>, Option<(Vec<f64>, usize)>> =
+            std::collections::HashMap::new();
+        for rec in records {
+            for (path, passes) in rec {
+                let e = sums
+                    .entry(path.clone())
+                    .or_insert_with(|| Some((vec![0.0; passes.len()], 0)));
+                match e {
+                    Some((acc, n)) if acc.len() == passes.len() => {
+                        for (a, p) in acc.iter_mut().zip(passes) {
+                            *a += f64::from(u8::from(*p));
+                        }
+                        *n += 1;
+                    }
+                    _ => *e = None,
+                }
+            }
+        }
+        GroupStats {
+            rates: sums
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    v.map(|(acc, n)| (k, acc.into_iter().map(|a| a / n as f64).collect()))
+                })
+                .collect(),
+            size: records.len(),
+        }
+    }
 }
 
 impl ScoreCtx {
@@ -118,6 +165,27 @@ impl ScoreCtx {
 
     pub fn explaining(&self) -> bool {
         self.explain
+    }
+
+    /// The group's first-pass statistics, when scoring a group's second pass.
+    pub fn group(&self) -> Option<&GroupStats> {
+        self.group.as_deref()
+    }
+
+    /// What a node kept from the group's first pass.
+    pub fn memo(&self, path: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.memo.get(path).cloned()
+    }
+
+    /// Keeps something for the group's second pass (and records the tests it passed).
+    pub fn keep(
+        &mut self,
+        path: &Arc<str>,
+        data: Arc<dyn std::any::Any + Send + Sync>,
+        passes: Vec<bool>,
+    ) {
+        self.memo.insert(path.clone(), data);
+        self.record.push((path.clone(), passes));
     }
 
     /// Attaches structured detail (per-test verdicts, ...) to the node being scored; only built

@@ -19,6 +19,8 @@ pub struct Program {
     root: Node,
     /// Some node waits on a sandbox or judge: batches run on a pool sized for waiting.
     waits: bool,
+    /// Some node's value depends on the other samples of its group (scored in two passes).
+    grouped: bool,
     /// Every named component, in spec order, so every result has the same keys.
     names: Vec<Arc<str>>,
 }
@@ -177,13 +179,19 @@ impl Program {
             other => (other, ""),
         };
         let root = cx.node(node_value, path);
+        let cx_grouped = cx.grouped();
         let errors = cx.into_errors();
         match root {
             Some(root) if errors.is_empty() => {
                 let mut names = Vec::new();
                 collect_names(&root, &mut names);
                 let waits = root.waits();
-                Ok(Program { root, waits, names })
+                Ok(Program {
+                    root,
+                    waits,
+                    grouped: cx_grouped,
+                    names,
+                })
             }
             _ => {
                 let mut errors = errors;
@@ -219,9 +227,86 @@ impl Program {
         self.waits
     }
 
+    /// Whether some node's value depends on the rest of the sample's group (difficulty weights):
+    /// such programs score a group at a time ([`Program::score_group`]).
+    pub fn grouped(&self) -> bool {
+        self.grouped
+    }
+
+    /// Scores the samples of one group (GRPO rollouts of one prompt) together, results in input
+    /// order. A program whose nodes do not look at the group scores each on its own. Otherwise
+    /// there are two passes: the first runs every sample and records what each group-aware node
+    /// saw; the second scores each sample again with the group's statistics, from what the
+    /// first pass kept (no test runs twice).
+    pub fn score_group(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
+        let each = |f: &(dyn Fn(usize) -> ScoreResult + Sync)| -> Vec<ScoreResult> {
+            let idx: Vec<usize> = (0..samples.len()).collect();
+            if self.waits {
+                waiting_pool().install(|| idx.par_iter().with_max_len(1).map(|&i| f(i)).collect())
+            } else {
+                idx.par_iter().map(|&i| f(i)).collect()
+            }
+        };
+        if !self.grouped {
+            return each(&|i| self.run(samples[i], explain));
+        }
+        let first: Vec<(ScoreCtx, ScoreResult)> = {
+            let idx: Vec<usize> = (0..samples.len()).collect();
+            let go = |&i: &usize| {
+                let mut cx = ScoreCtx::new(false);
+                let r = self.run_with(samples[i], &mut cx);
+                (cx, r)
+            };
+            if self.waits {
+                waiting_pool().install(|| idx.par_iter().with_max_len(1).map(go).collect())
+            } else {
+                idx.par_iter().map(go).collect()
+            }
+        };
+        let records: Vec<Vec<(Arc<str>, Vec<bool>)>> =
+            first.iter().map(|(cx, _)| cx.record.clone()).collect();
+        let stats = Arc::new(crate::node::GroupStats::from_records(&records));
+        let memos: Vec<_> = first.into_iter().map(|(cx, _)| cx.memo).collect();
+        each(&|i| {
+            let mut cx = ScoreCtx::new(explain);
+            cx.group = Some(stats.clone());
+            cx.memo.clone_from(&memos[i]);
+            self.run_with(samples[i], &mut cx)
+        })
+    }
+
     /// Scores many samples in parallel, results in input order: on the rayon pool for pure rule
-    /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise.
+    /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise. A grouped
+    /// program scores each group (by `Sample::group`) together.
     pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
+        if self.grouped {
+            let mut order: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+            let mut by_group: std::collections::HashMap<&str, usize> =
+                std::collections::HashMap::new();
+            for (i, s) in samples.iter().enumerate() {
+                match s.group.as_deref() {
+                    Some(g) => {
+                        let slot = *by_group.entry(g).or_insert_with(|| {
+                            order.push((Some(g), Vec::new()));
+                            order.len() - 1
+                        });
+                        order[slot].1.push(i);
+                    }
+                    None => order.push((None, vec![i])),
+                }
+            }
+            let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
+            for (_, idx) in &order {
+                let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
+                for (r, &i) in self.score_group(&members, explain).into_iter().zip(idx) {
+                    out[i] = Some(r);
+                }
+            }
+            return out
+                .into_iter()
+                .map(|r| r.expect("every sample scored"))
+                .collect();
+        }
         if self.waits {
             waiting_pool().install(|| {
                 samples
@@ -236,8 +321,14 @@ impl Program {
     }
 
     fn run(&self, s: &Sample, explain: bool) -> ScoreResult {
-        let mut cx = ScoreCtx::new(explain);
-        let out = self.root.eval(s, &mut cx);
+        if self.grouped {
+            return self.score_group(&[s], explain).remove(0);
+        }
+        self.run_with(s, &mut ScoreCtx::new(explain))
+    }
+
+    fn run_with(&self, s: &Sample, cx: &mut ScoreCtx) -> ScoreResult {
+        let out = self.root.eval(s, cx);
         let reward = out.usable().then_some(out.value);
         let status = match out.status {
             Status::Ok => ResultStatus::Ok,
@@ -247,7 +338,7 @@ impl Program {
         // Fixed key order and set: nodes skipped by a gate still appear, as null.
         let mut components: Vec<(Arc<str>, Option<f64>)> =
             self.names.iter().map(|n| (n.clone(), None)).collect();
-        for (name, v) in cx.components {
+        for (name, v) in std::mem::take(&mut cx.components) {
             if let Some(slot) = components.iter_mut().find(|(n, _)| *n == name) {
                 slot.1 = v;
             }
@@ -256,7 +347,7 @@ impl Program {
             reward,
             status,
             components,
-            trace: cx.root,
+            trace: cx.root.take(),
         }
     }
 }

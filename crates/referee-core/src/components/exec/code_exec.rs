@@ -20,8 +20,12 @@
 //! - `entry_point` (template): the function (or `Solution` method) call and HumanEval tests use;
 //!   optional when the tests name it (`fn_name`).
 //! - `setup` (template): code run before assert tests (MBPP `test_setup_code`).
-//! - `reward`: `fraction` (default, over all tests), `all_pass`, or `weighted` (per-test weights
-//!   from `weights`, a template giving one number per test, or from the tests' `weight` fields).
+//! - `reward`: `fraction` (default, over all tests), `all_pass`, `weighted` (per-test weights
+//!   from `weights`, a template giving one number per test, or from the tests' `weight` fields),
+//!   or `difficulty` (each test weighted 1 − the share of the sample's GRPO group that passes
+//!   it: tests every rollout passes earn nothing, so hard-coding the public examples does not
+//!   pay; the group is scored together, in two passes that run each test once; a sample with
+//!   no group falls back to `fraction`).
 //! - `compare`: `mode` `lines` (default: trailing spaces and trailing blank lines ignored),
 //!   `tokens` or `exact`; `float_tolerance` (numbers within it, absolute or relative; off by
 //!   default for stdout, 1e-9 relative for returned floats); `case_sensitive` (default true).
@@ -113,6 +117,10 @@ pub enum Reward {
     AllPass,
     /// Weight of the passed tests / total weight.
     Weighted,
+    /// Tests weighted by how hard the sample's group found them: weight 1 − (the share of the
+    /// group's rollouts that pass the test). Tests every rollout passes earn nothing, so
+    /// memorising the public examples does not pay; a group of one falls back to `fraction`.
+    Difficulty,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -156,7 +164,12 @@ pub struct CodeExec {
     compare: Comparator,
     limits: Limits,
     sandbox: Option<Arc<dyn Sandbox>>,
+    /// This node's path: the key of what it keeps between a group's two passes.
+    path: Arc<str>,
 }
+
+/// Per-test verdicts: the verdict, why, CPU ms, wall ms.
+type Verdicts = Vec<(Verdict, Option<String>, f64, f64)>;
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: CodeExecSpec = cx.spec(v, at)?;
@@ -228,6 +241,9 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     if !ok {
         return None;
     }
+    if spec.reward == Reward::Difficulty {
+        cx.needs_group();
+    }
     Some(waits(CodeExec {
         input: input?,
         extract: spec.extract,
@@ -245,6 +261,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         },
         limits,
         sandbox,
+        path: at.path.as_str().into(),
     }))
 }
 
@@ -552,39 +569,57 @@ impl CodeExec {
             });
             return Outcome::ok(0.0);
         }
-        let job = Job {
-            language: language.as_str().into(),
-            source: code.into(),
-            runs: tests.iter().map(|t| t.run.clone()).collect(),
-            limits: self.limits.clone(),
-        };
-        let verdicts: Vec<(Verdict, Option<String>, f64, f64)> = match sandbox.execute(job).await {
-            Ok(outs) => {
-                let mut v = Vec::with_capacity(outs.len());
-                for (o, t) in outs.iter().zip(&tests) {
-                    match judge(o, &t.expect, &self.compare) {
-                        Ok((verdict, why)) => v.push((verdict, why, o.cpu_ms, o.wall_ms)),
-                        Err((reason, e)) => return Outcome::error(reason, e),
-                    }
-                }
-                v
+        // A group's second pass: the tests already ran in the first.
+        let kept = cx
+            .memo(&self.path)
+            .and_then(|m| m.downcast::<Verdicts>().ok());
+        let verdicts: Verdicts = if let Some(v) = kept {
+            (*v).clone()
+        } else {
+            match self.execute(sandbox, &language, code, &tests).await {
+                Ok(v) => v,
+                Err(o) => return o,
             }
-            Err(JobFailure::CompileError(msg)) => {
-                let first = msg.lines().find(|l| l.contains("error")).map(shorten);
-                tests
-                    .iter()
-                    .map(|_| (Verdict::CompileError, first.clone(), 0.0, 0.0))
-                    .collect()
-            }
-            Err(JobFailure::Unsupported(m)) => return Outcome::error("unsupported_language", m),
-            Err(JobFailure::Unavailable(m)) => return Outcome::error("sandbox_unavailable", m),
-            Err(JobFailure::Internal(m)) => return Outcome::error("sandbox_error", m),
         };
+        if self.reward == Reward::Difficulty && cx.group().is_none() {
+            let passes = verdicts.iter().map(|v| v.0 == Verdict::Passed).collect();
+            cx.keep(&self.path, Arc::new(verdicts.clone()), passes);
+        }
         let passed = verdicts.iter().filter(|v| v.0 == Verdict::Passed).count();
         let total = verdicts.len();
+        let mut difficulty: Option<Vec<f64>> = None;
         let value = match self.reward {
             Reward::Fraction => passed as f64 / total as f64,
             Reward::AllPass => f64::from(u8::from(passed == total)),
+            Reward::Difficulty => {
+                let rates = cx
+                    .group()
+                    .filter(|g| g.size >= 2)
+                    .and_then(|g| g.rates.get(&self.path))
+                    .filter(|r| r.len() == total);
+                match rates {
+                    Some(r) => {
+                        let w: Vec<f64> = r.iter().map(|p| 1.0 - p).collect();
+                        let sum: f64 = w.iter().sum();
+                        // `+ 0.0`: an empty float sum is -0.0, which would print as a negative 0.
+                        let got: f64 = verdicts
+                            .iter()
+                            .zip(&w)
+                            .filter(|(v, _)| v.0 == Verdict::Passed)
+                            .map(|(_, w)| w)
+                            .sum::<f64>()
+                            + 0.0;
+                        difficulty = Some(w);
+                        if sum <= 1e-12 {
+                            // Every rollout passed every test: nothing tells them apart.
+                            passed as f64 / total as f64
+                        } else {
+                            got / sum
+                        }
+                    }
+                    None => passed as f64 / total as f64,
+                }
+            }
             Reward::Weighted => {
                 let w = weights.as_deref().unwrap_or(&[]);
                 let sum: f64 = w.iter().sum();
@@ -593,7 +628,8 @@ impl CodeExec {
                     .zip(w)
                     .filter(|(v, _)| v.0 == Verdict::Passed)
                     .map(|(_, w)| w)
-                    .sum();
+                    .sum::<f64>()
+                    + 0.0;
                 got / sum
             }
         };
@@ -621,17 +657,22 @@ impl CodeExec {
                     )
                 })
                 .unwrap_or_default();
+            let weighted = match (&self.reward, &difficulty) {
+                (Reward::Difficulty, Some(_)) => "; weighted by the group's difficulty",
+                (Reward::Difficulty, None) => "; no group to weigh difficulty by: fraction",
+                _ => "",
+            };
             if rest.is_empty() {
-                format!("{passed}/{total} tests passed ({language})")
+                format!("{passed}/{total} tests passed ({language}){weighted}")
             } else {
                 format!(
-                    "{passed}/{total} tests passed ({language}; {}){first}",
+                    "{passed}/{total} tests passed ({language}; {}){first}{weighted}",
                     rest.join(", ")
                 )
             }
         });
         cx.detail(|| {
-            json!({
+            let mut d = json!({
                 "language": language,
                 "passed": passed,
                 "total": total,
@@ -640,9 +681,52 @@ impl CodeExec {
                     if let Some(w) = why { t["why"] = json!(w); }
                     t
                 }).collect::<Vec<_>>(),
-            })
+            });
+            if let Some(w) = &difficulty {
+                d["weights"] = json!(w.iter().map(|x| round2(*x)).collect::<Vec<_>>());
+            }
+            d
         });
         Outcome::ok(value)
+    }
+
+    /// Runs the tests in the sandbox and judges each run. `Err` is the node's outcome when
+    /// nobody can know the verdicts.
+    async fn execute(
+        &self,
+        sandbox: &Arc<dyn Sandbox>,
+        language: &str,
+        code: &str,
+        tests: &[TestCase],
+    ) -> Result<Verdicts, Outcome> {
+        let job = Job {
+            language: language.into(),
+            source: code.into(),
+            runs: tests.iter().map(|t| t.run.clone()).collect(),
+            limits: self.limits.clone(),
+        };
+        match sandbox.execute(job).await {
+            Ok(outs) => {
+                let mut v = Vec::with_capacity(outs.len());
+                for (o, t) in outs.iter().zip(tests) {
+                    match judge(o, &t.expect, &self.compare) {
+                        Ok((verdict, why)) => v.push((verdict, why, o.cpu_ms, o.wall_ms)),
+                        Err((reason, e)) => return Err(Outcome::error(reason, e)),
+                    }
+                }
+                Ok(v)
+            }
+            Err(JobFailure::CompileError(msg)) => {
+                let first = msg.lines().find(|l| l.contains("error")).map(shorten);
+                Ok(tests
+                    .iter()
+                    .map(|_| (Verdict::CompileError, first.clone(), 0.0, 0.0))
+                    .collect())
+            }
+            Err(JobFailure::Unsupported(m)) => Err(Outcome::error("unsupported_language", m)),
+            Err(JobFailure::Unavailable(m)) => Err(Outcome::error("sandbox_unavailable", m)),
+            Err(JobFailure::Internal(m)) => Err(Outcome::error("sandbox_error", m)),
+        }
     }
 
     fn weights_for(&self, tests: &[TestCase], s: &Sample) -> Result<Option<Vec<f64>>, String> {
