@@ -66,11 +66,31 @@ def result(obj):
         data = data[os.write(3, data):]
 
 
+def error_text(e, full=False):
+    """The end of an exception's text (with its traceback when `full`), never raising itself."""
+    try:
+        lines = traceback.format_exception(type(e), e, e.__traceback__) if full \
+            else traceback.format_exception_only(type(e), e)
+        return "".join(lines)[-2000:]
+    except BaseException:
+        return "an exception that cannot be printed"
+
+
+def finish(out):
+    """Flushes what the program printed, writes the result, and ends the run."""
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    result(out)
+    os._exit(0)
+
+
 def compile_user(src, name):
     try:
         return compile(src, name, "exec")
     except (SyntaxError, ValueError) as e:
-        result({"compile_error": "".join(traceback.format_exception_only(type(e), e))[-2000:]})
+        result({"compile_error": error_text(e)})
         os._exit(0)
 
 
@@ -166,16 +186,8 @@ def h_call(req, blobs):
     except SystemExit:
         out = {"error": "the solution exited inside the call"}
     except BaseException as e:
-        try:
-            out = {"error": "".join(traceback.format_exception_only(type(e), e))[-2000:]}
-        except BaseException:
-            out = {"error": "an exception that cannot be printed"}
-    try:
-        sys.stdout.flush()
-    except BaseException:
-        pass
-    result(out)
-    os._exit(0)
+        out = {"error": error_text(e)}
+    finish(out)
 
 
 def h_assert(req, blobs):
@@ -188,7 +200,7 @@ def h_assert(req, blobs):
         test = compile(blobs[2].decode("utf-8", "replace"), "test.py", "exec")
     except (SyntaxError, ValueError) as e:
         # The dataset's test code is broken: nobody can score this, and it is not the policy's fault.
-        result({"bad_tests": "".join(traceback.format_exception_only(type(e), e))[-2000:]})
+        result({"bad_tests": error_text(e)})
         os._exit(0)
     a, b = socket.socketpair()
     s = os.fork()
@@ -265,10 +277,7 @@ def h_assert(req, blobs):
         if out is None:
             out = {"passed": True}
     except BaseException as e:
-        try:
-            out = {"passed": False, "error": "".join(traceback.format_exception_only(type(e), e))[-2000:]}
-        except BaseException:
-            out = {"passed": False, "error": "an exception that cannot be printed"}
+        out = {"passed": False, "error": error_text(e)}
         if solver_end() == "timeout":
             out["timeout"] = True
     result(out)
@@ -329,16 +338,8 @@ def h_grade(req, blobs):
         else:
             out = {"value": float(v)}
     except BaseException as e:
-        try:
-            out = {"error": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-2000:]}
-        except BaseException:
-            out = {"error": "an exception that cannot be printed"}
-    try:
-        sys.stdout.flush()
-    except BaseException:
-        pass
-    result(out)
-    os._exit(0)
+        out = {"error": error_text(e, full=True)}
+    finish(out)
 
 
 def h_exec(req, blobs):

@@ -160,16 +160,31 @@ pub fn programs() -> Result<Programs, String> {
     Ok(Programs { zygote, run })
 }
 
+// Classic BPF, for the two small filters written by hand.
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const JSET_K: u16 = 0x45;
+const RET_K: u16 = 0x06;
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+
+/// `struct sock_filter` bytes of (code, jt, jf, k) instructions.
+fn assemble(ins: &[(u16, u8, u8, u32)]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(ins.len() * 8);
+    for &(code, jt, jf, k) in ins {
+        b.extend_from_slice(&code.to_ne_bytes());
+        b.push(jt);
+        b.push(jf);
+        b.extend_from_slice(&k.to_ne_bytes());
+    }
+    b
+}
+
 /// The per-run filter, written by hand: loading a filter costs time in proportion to its length,
 /// on every run, and this one is 20 instructions where the generated equivalent is 154 (about
 /// 0.2 ms per test). The zygote's generated filter has already checked the architecture.
 fn run_filter() -> Vec<u8> {
-    const LD_W_ABS: u16 = 0x20;
-    const JEQ_K: u16 = 0x15;
-    const JSET_K: u16 = 0x45;
-    const RET_K: u16 = 0x06;
-    const RET_ALLOW: u32 = 0x7fff_0000;
-    const RET_ERRNO: u32 = 0x0005_0000;
     // seccomp_data: nr at 0, args at 16; the low half of args[0] (the clone flags) comes first on
     // the little-endian machines this runs on.
     const ARG0_LOW: u32 = 16;
@@ -187,14 +202,7 @@ fn run_filter() -> Vec<u8> {
     ins.push((JSET_K, 1, 0, ns_mask)); // a namespace flag: to deny
     ins.push((RET_K, 0, 0, RET_ALLOW));
     ins.push((RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32));
-    let mut b = Vec::with_capacity(ins.len() * 8);
-    for (code, jt, jf, k) in ins {
-        b.extend_from_slice(&code.to_ne_bytes());
-        b.push(jt);
-        b.push(jf);
-        b.extend_from_slice(&k.to_ne_bytes());
-    }
-    b
+    assemble(&ins)
 }
 
 fn to_bytes(prog: &BpfProgram) -> Vec<u8> {
@@ -212,25 +220,12 @@ fn to_bytes(prog: &BpfProgram) -> Vec<u8> {
 /// number-keyed deny list would miss: refuse every x32 syscall.
 #[cfg(target_arch = "x86_64")]
 fn x32_block() -> Vec<u8> {
-    const LD_W_ABS: u16 = 0x20;
-    const JGE_K: u16 = 0x35;
-    const RET_K: u16 = 0x06;
-    const RET_ALLOW: u32 = 0x7fff_0000;
-    const RET_ERRNO: u32 = 0x0005_0000;
-    let ins = [
-        (LD_W_ABS, 0u8, 0u8, 0u32), // seccomp_data.nr
+    assemble(&[
+        (LD_W_ABS, 0, 0, 0), // seccomp_data.nr
         (JGE_K, 0, 1, 0x4000_0000),
         (RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
         (RET_K, 0, 0, RET_ALLOW),
-    ];
-    let mut b = Vec::new();
-    for (code, jt, jf, k) in ins {
-        b.extend_from_slice(&code.to_ne_bytes());
-        b.push(jt);
-        b.push(jf);
-        b.extend_from_slice(&k.to_ne_bytes());
-    }
-    b
+    ])
 }
 
 #[cfg(test)]

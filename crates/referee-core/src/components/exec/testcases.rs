@@ -407,16 +407,7 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
         Value::Object(m) if m.len() == 1 => {
             let (tag, inner) = m.iter().next().expect("one entry");
             match (tag.as_str(), inner) {
-                ("$t", Value::Array(items)) => match want {
-                    Value::Array(w) => {
-                        items.len() == w.len()
-                            && items
-                                .iter()
-                                .zip(w)
-                                .all(|(a, b)| value_eq(a, b, tol, depth + 1))
-                    }
-                    _ => false,
-                },
+                ("$t", Value::Array(items)) => lists_eq(items, want, tol, depth),
                 ("$s", Value::Array(items)) => match want {
                     Value::Array(w) if w.len() == items.len() => {
                         let mut used = vec![false; w.len()];
@@ -458,16 +449,7 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
             }
         }
         Value::Object(_) => false,
-        Value::Array(items) => match want {
-            Value::Array(w) => {
-                items.len() == w.len()
-                    && items
-                        .iter()
-                        .zip(w)
-                        .all(|(a, b)| value_eq(a, b, tol, depth + 1))
-            }
-            _ => false,
-        },
+        Value::Array(items) => lists_eq(items, want, tol, depth),
         Value::Number(a) => match want {
             Value::Number(b) => match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
                 (Some(x), Some(y), _, _) => x == y,
@@ -482,6 +464,20 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
         Value::String(a) => want.as_str() == Some(a.as_str()),
         Value::Bool(a) => want.as_bool() == Some(*a),
         Value::Null => want.is_null(),
+    }
+}
+
+/// A list (or tuple) against an expected list: same length, equal element by element.
+fn lists_eq(items: &[Value], want: &Value, tol: f64, depth: usize) -> bool {
+    match want {
+        Value::Array(w) => {
+            items.len() == w.len()
+                && items
+                    .iter()
+                    .zip(w)
+                    .all(|(a, b)| value_eq(a, b, tol, depth + 1))
+        }
+        _ => false,
     }
 }
 
