@@ -10,6 +10,7 @@
 //! cgroups). [`Pool::start`] says plainly why when it cannot run.
 
 mod cgroup;
+pub mod lang;
 mod seccomp;
 mod slot;
 
@@ -22,15 +23,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// How the pool is set up. `Config::default()` reads `REFEREE_SANDBOX_SLOTS`, `REFEREE_PYTHON`,
-/// `REFEREE_CXX` and `REFEREE_SANDBOX_DEBUG` from the environment.
+/// `REFEREE_SANDBOX_DEBUG` and `REFEREE_SANDBOX_CGROUPS` from the environment (compilers:
+/// `REFEREE_CXX`, `REFEREE_CC`, see [`lang`]).
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Runs alive at once (default: the number of CPUs).
     pub slots: usize,
     /// The Python interpreter (default: /usr/bin/python3, else `python3` on PATH).
     pub python: Option<PathBuf>,
-    /// The C++ compiler (default: g++ on PATH).
-    pub cxx: Option<PathBuf>,
     /// Show the zygotes' stderr.
     pub debug: bool,
     /// Use cgroups for memory, process and CPU limits when the machine offers them (default);
@@ -47,7 +47,6 @@ impl Default for Config {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
                 .clamp(1, 256),
             python: env("REFEREE_PYTHON").map(PathBuf::from),
-            cxx: env("REFEREE_CXX").map(PathBuf::from),
             debug: env("REFEREE_SANDBOX_DEBUG").is_some(),
             cgroups: env("REFEREE_SANDBOX_CGROUPS").is_none_or(|v| v != "0"),
         }
@@ -57,7 +56,8 @@ impl Default for Config {
 /// What every slot shares: resolved paths, the seccomp programs, the cgroup interface.
 pub(crate) struct Shared {
     python: PathBuf,
-    cxx: Option<PathBuf>,
+    /// The compiled languages this machine has a compiler for.
+    compilers: Vec<(&'static lang::Compiled, PathBuf)>,
     /// Host directories bound read-only into every sandbox besides /usr (e.g. a Python prefix).
     binds: Vec<PathBuf>,
     /// Compiled programs, bound read-only at /art.
@@ -127,11 +127,6 @@ impl Pool {
         if !prefix.starts_with("/usr") {
             binds.push(prefix);
         }
-        let cxx = config
-            .cxx
-            .clone()
-            .or_else(|| which("g++"))
-            .filter(|p| p.starts_with("/usr") || p.exists());
         let cgroups = if config.cgroups {
             cgroup::detect()
         } else {
@@ -149,7 +144,7 @@ impl Pool {
         set_mode(&artifacts, 0o711);
         let shared = Arc::new(Shared {
             python,
-            cxx,
+            compilers: lang::available(),
             binds,
             artifacts,
             seccomp: seccomp::programs()?,
@@ -359,11 +354,14 @@ const COMPILE_LIMITS: Limits = Limits {
 
 impl Sandbox for Pool {
     fn languages(&self) -> Vec<String> {
-        let mut v = vec!["python".to_string()];
-        if self.shared.cxx.is_some() {
-            v.push("cpp".into());
-        }
-        v
+        std::iter::once("python".to_string())
+            .chain(
+                self.shared
+                    .compilers
+                    .iter()
+                    .map(|(c, _)| c.name.to_string()),
+            )
+            .collect()
     }
 
     fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>> {
@@ -398,18 +396,27 @@ impl Sandbox for Pool {
                     });
                 }
             }
-            "cpp" => {
-                let Some(cxx) = self.shared.cxx.clone() else {
+            name => {
+                let Some((lang, compiler)) =
+                    self.shared.compilers.iter().find(|(c, _)| c.name == name)
+                else {
+                    let known = lang::COMPILED.iter().any(|c| c.name == name);
                     fail(
                         tx,
-                        JobFailure::Unsupported("no C++ compiler (g++) found".into()),
+                        JobFailure::Unsupported(if known {
+                            format!("no compiler for `{name}` on this machine")
+                        } else {
+                            format!("language `{name}` is not supported")
+                        }),
                     );
                     return fut;
                 };
                 if job.runs.iter().any(|r| !matches!(r, Run::Stdio { .. })) {
                     fail(
                         tx,
-                        JobFailure::Unsupported("C++ runs only stdin/stdout tests".into()),
+                        JobFailure::Unsupported(format!(
+                            "`{name}` programs run only stdin/stdout tests"
+                        )),
                     );
                     return fut;
                 }
@@ -419,10 +426,9 @@ impl Sandbox for Pool {
                     header: json!({
                         "mode": "compile",
                         "limits": limits_json(&COMPILE_LIMITS, cg),
-                        "file": "/tmp/sol.cpp",
+                        "file": format!("/tmp/{}", lang.file),
                         "output": "/tmp/a.out",
-                        "argv": [cxx.display().to_string(), "-std=c++17", "-O2", "-pipe",
-                                 "-o", "/tmp/a.out", "/tmp/sol.cpp"],
+                        "argv": lang.argv(compiler),
                     }),
                     blobs: vec![code, Arc::from(&b""[..])],
                     memory_bytes: COMPILE_LIMITS.memory_bytes,
@@ -440,10 +446,6 @@ impl Sandbox for Pool {
                     }),
                 });
             }
-            other => fail(
-                tx,
-                JobFailure::Unsupported(format!("language `{other}` is not supported")),
-            ),
         }
         fut
     }
@@ -585,7 +587,7 @@ fn resolve_python(configured: Option<&Path>) -> Result<(PathBuf, PathBuf), Strin
     Ok((exe, PathBuf::from(prefix)))
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
             .map(|d| d.join(name))
@@ -622,19 +624,15 @@ fn reap_stale_artifacts() {
 pub struct Lazy {
     config: Config,
     pool: std::sync::OnceLock<Result<Pool, String>>,
-    cxx: bool,
+    compiled: Vec<&'static str>,
 }
 
 impl Lazy {
     pub fn new(config: Config) -> Lazy {
-        let cxx = config
-            .cxx
-            .as_ref()
-            .map_or_else(|| which("g++").is_some(), |p| p.exists());
         Lazy {
             config,
             pool: std::sync::OnceLock::new(),
-            cxx,
+            compiled: lang::available().iter().map(|(c, _)| c.name).collect(),
         }
     }
 
@@ -652,11 +650,10 @@ impl Sandbox for Lazy {
         if let Some(Ok(p)) = self.pool.get() {
             return p.languages();
         }
-        let mut v = vec!["python".to_string()];
-        if self.cxx {
-            v.push("cpp".into());
-        }
-        v
+        std::iter::once("python")
+            .chain(self.compiled.iter().copied())
+            .map(String::from)
+            .collect()
     }
 
     fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>> {

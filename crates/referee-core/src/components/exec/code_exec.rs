@@ -10,7 +10,9 @@
 //! - `input` (template, default `{{sample.output_text}}`): the completion holding the code.
 //! - `extract`: `last_block` (default: the last fenced code block tagged with the language or
 //!   untagged), `first_block`, or `none` (the input is the code).
-//! - `language`: `python` (default) or `cpp`; may be a template such as `{{item.language}}`.
+//! - `language`: `python` (default), `cpp` or `c` (the sandbox's `lang` table: a compiled
+//!   language is compiled once per sample, in the sandbox, and runs stdin/stdout tests); may be
+//!   a template such as `{{item.language}}`.
 //! - `tests` (template, required): the tests. Shapes read: stdin/stdout lists
 //!   `[{input, output}]`; APPS/TACO `{inputs, outputs, fn_name?}` (also as a JSON string);
 //!   CodeContests `{input: [..], output: [..]}`; call tests `[{args, expected}]`;
@@ -74,7 +76,7 @@ pub struct CodeExecSpec {
     pub input: Option<String>,
     #[serde(default)]
     pub extract: Extract,
-    /// `python` (default) or `cpp`, or a template.
+    /// `python` (default), `cpp` or `c`, or a template.
     #[serde(default)]
     pub language: Option<String>,
     /// The tests (template), e.g. `{{item.tests}}`.
