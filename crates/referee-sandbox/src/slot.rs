@@ -390,7 +390,6 @@ fn hex(b: &[u8]) -> String {
 /// the parent to write the id maps, then become root of the new user namespace.
 fn pre_exec(ready_w: i32, go_r: i32) -> std::io::Result<()> {
     use nix::sched::CloneFlags;
-    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
     // -1000 also lowers the floor, so runs (which raise themselves to 1000) are always chosen.
     // Best effort: some hosts forbid negative values; the runs at 1000 are chosen first anyway.
     if let Ok(oom) = nix::fcntl::open(
@@ -426,5 +425,8 @@ fn pre_exec(ready_w: i32, go_r: i32) -> std::io::Result<()> {
     let root_u = nix::unistd::Uid::from_raw(0);
     nix::unistd::setresgid(root_g, root_g, root_g)?;
     nix::unistd::setresuid(root_u, root_u, root_u)?;
+    // After the uid change, which clears it: die with the parent (a SIGKILLed Referee leaves no
+    // zygote behind).
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
     Ok(())
 }

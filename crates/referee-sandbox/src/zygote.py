@@ -330,7 +330,6 @@ def run(req, blobs):
 def child_g(req, blobs, fds, setup_w):
     """PID 1 of the run: isolate, restrict, then run the untrusted code. Never returns."""
     lim = req["limits"]
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
           "mode=0700,uid=%d,gid=%d,size=%d" % (RUN_UID, RUN_UID, lim["disk_bytes"]))
@@ -357,6 +356,9 @@ def child_g(req, blobs, fds, setup_w):
     os.setgroups([])
     os.setresgid(RUN_UID, RUN_UID, RUN_UID)
     os.setresuid(RUN_UID, RUN_UID, RUN_UID)  # leaves root of the namespace: all capabilities go
+    # Die with the zygote; set after the uid change, which clears it. (Had the zygote died
+    # before this line, the write on the setup pipe below fails and the run ends there.)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     for prog in SECCOMP:
         load_seccomp(prog)

@@ -384,8 +384,10 @@ impl Comparator {
         if same {
             return true;
         }
+        // The tolerance is for floats: an expected integer must be matched exactly.
+        let float_literal = a.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
         match (self.float_tolerance, number(a), number(b)) {
-            (Some(tol), Some(x), Some(y)) => close(x, y, tol),
+            (Some(tol), Some(x), Some(y)) if float_literal => close(x, y, tol),
             _ => false,
         }
     }
@@ -408,24 +410,13 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
             let (tag, inner) = m.iter().next().expect("one entry");
             match (tag.as_str(), inner) {
                 ("$t", Value::Array(items)) => lists_eq(items, want, tol, depth),
-                ("$s", Value::Array(items)) => match want {
-                    Value::Array(w) if w.len() == items.len() => {
-                        let mut used = vec![false; w.len()];
-                        items.iter().all(|a| {
-                            let hit = w
-                                .iter()
-                                .enumerate()
-                                .position(|(j, b)| !used[j] && value_eq(a, b, tol, depth + 1));
-                            hit.is_some_and(|j| {
-                                used[j] = true;
-                                true
-                            })
-                        })
-                    }
-                    _ => false,
-                },
+                // A set equals no JSON value, as in Python a set never equals a list: the
+                // dataset cannot write one, and an unordered answer to an ordered question
+                // must not pass by luck of iteration order.
+                ("$s", Value::Array(_)) => false,
                 ("$d", Value::Array(pairs)) => match want {
                     Value::Object(w) => {
+                        let mut keys = std::collections::HashSet::new();
                         pairs.len() == w.len()
                             && pairs.iter().all(|p| {
                                 let Some([k, v]) = p.as_array().map(Vec::as_slice) else {
@@ -438,12 +429,16 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
                                     Value::Null => "null".into(),
                                     _ => return false,
                                 };
-                                w.get(&key).is_some_and(|b| value_eq(v, b, tol, depth + 1))
+                                // `{1: x, "1": x}` must not pass for `{"1": x, "2": y}`.
+                                keys.insert(key.clone())
+                                    && w.get(&key).is_some_and(|b| value_eq(v, b, tol, depth + 1))
                             })
                     }
                     _ => false,
                 },
-                ("$f", Value::String(r)) => want.as_str() == Some(r.as_str()),
+                // NaN and infinities: JSON cannot hold them, so no expected value equals them
+                // (a string "nan" is a string).
+                ("$f", _) => false,
                 ("$b", Value::String(_)) | ("$c", _) => got == want,
                 _ => false,
             }
@@ -451,19 +446,36 @@ fn value_eq(got: &Value, want: &Value, tol: f64, depth: usize) -> bool {
         Value::Object(_) => false,
         Value::Array(items) => lists_eq(items, want, tol, depth),
         Value::Number(a) => match want {
-            Value::Number(b) => match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
-                (Some(x), Some(y), _, _) => x == y,
-                (_, _, Some(x), Some(y)) => x == y,
-                _ => match (a.as_f64(), b.as_f64()) {
-                    (Some(x), Some(y)) => close(x, y, tol),
-                    _ => false,
-                },
-            },
+            Value::Number(b) => numbers_eq(a, b, tol),
             _ => false,
         },
         Value::String(a) => want.as_str() == Some(a.as_str()),
         Value::Bool(a) => want.as_bool() == Some(*a),
         Value::Null => want.is_null(),
+    }
+}
+
+/// Integers compare exactly, digit for digit however large (serde_json keeps the text of a
+/// number); floats within the tolerance; an expected integer takes a float only when equal, as
+/// `3 == 3.0` in Python.
+fn numbers_eq(a: &serde_json::Number, b: &serde_json::Number, tol: f64) -> bool {
+    let int = |n: &serde_json::Number| {
+        let t = n.to_string();
+        (!t.contains(['.', 'e', 'E'])).then(|| {
+            let (neg, digits) = t
+                .strip_prefix('-')
+                .map_or((false, t.as_str()), |d| (true, d));
+            let digits = digits.trim_start_matches('0');
+            (neg && !digits.is_empty(), digits.to_string())
+        })
+    };
+    match (int(a), int(b)) {
+        (Some(x), Some(y)) => x == y,
+        (_, Some(_)) => a.as_f64() == b.as_f64(),
+        _ => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => close(x, y, tol),
+            _ => false,
+        },
     }
 }
 
@@ -557,8 +569,19 @@ mod tests {
     fn values_are_structural() {
         let c = cmp(CompareMode::Lines, None);
         assert!(c.value(&json!({"$t": [1, 2]}), &json!([1, 2])));
-        assert!(c.value(&json!({"$s": [2, 1]}), &json!([1, 2])));
-        assert!(!c.value(&json!({"$s": [1, 1]}), &json!([1, 2])));
+        assert!(
+            !c.value(&json!({"$s": [1, 2]}), &json!([1, 2])),
+            "a set is not a list"
+        );
+        assert!(!c.value(&json!({"$f": "nan"}), &json!("nan")));
+        assert!(!c.value(&json!({"$d": [[1, 2], ["1", 2]]}), &json!({"1": 2, "2": 1})));
+        let big: Value = serde_json::from_str("265252859812191058636308480000000").unwrap();
+        let near: Value = serde_json::from_str("265252859812191058636308480012345").unwrap();
+        assert!(
+            c.value(&big, &big.clone()) && !c.value(&near, &big),
+            "big integers are exact"
+        );
+        assert!(c.value(&json!(3.0), &json!(3)) && !c.value(&json!(3.000_000_000_1), &json!(3)));
         assert!(c.value(
             &json!({"$d": [["a", 1], [2, [3]]]}),
             &json!({"a": 1, "2": [3]})
