@@ -1,7 +1,8 @@
 
 # ---------------------------------------------------------------------------------------------
 # Harnesses (appended to zygote.py): what G runs once it is locked down.
-# blobs: [code, stdin, extra...]. fd 0/1/2 are stdin/stdout/stderr memfds, fd 3 the result memfd.
+# `data`: the run's inputs by name ("code", "args", "setup", "sample", "item"). fd 0/1/2 are the
+# stdin/stdout/stderr memfds, fd 3 the result memfd, fd 5 a compiled binary or assert test code.
 import io, types, traceback, socket, base64, builtins
 
 MAX_DEPTH = 200
@@ -152,8 +153,8 @@ def run_module(code, g):
     return rc
 
 
-def h_stdio(req, blobs):
-    code = compile_user(blobs[0], "solution.py")
+def h_stdio(req, data):
+    code = compile_user(data["code"], "solution.py")
     setup_stdio()
     os._exit(run_module(code, fresh_module("__main__").__dict__))
 
@@ -168,11 +169,11 @@ def find_entry(g, name):
     raise NameError("the solution defines no function or Solution method named %r" % name)
 
 
-def h_call(req, blobs):
-    code = compile_user(blobs[0], "solution.py")
+def h_call(req, data):
+    code = compile_user(data["code"], "solution.py")
     setup_stdio()
     g = fresh_module("solution").__dict__
-    args = json.loads(blobs[2])
+    args = json.loads(data["args"])
     rc = run_module(code, g)
     if rc != 0:
         os._exit(rc)
@@ -190,25 +191,29 @@ def h_call(req, blobs):
     finish(out)
 
 
-def h_assert(req, blobs):
+def h_assert(req, data):
     """Test code runs here in G; the solution runs in its own process S. Calls cross as plain
     values, so the tests compare builtins the solution never made, and S cannot reach the
-    verdict: it holds no handle on fd 3, cannot signal PID 1 and cannot read G's memory."""
-    code = compile_user(blobs[0], "solution.py")
-    try:
-        setup = compile(req.get("setup") or "", "setup.py", "exec")
-        test = compile(blobs[2].decode("utf-8", "replace"), "test.py", "exec")
-    except (SyntaxError, ValueError) as e:
-        # The dataset's test code is broken: nobody can score this, and it is not the policy's fault.
-        result({"bad_tests": error_text(e)})
-        os._exit(0)
+    verdict: it holds no handle on fd 3, cannot signal PID 1 and cannot read G's memory. The
+    test code (fd 5) is read only after S is forked, so S's memory never held it."""
+    code = compile_user(data["code"], "solution.py")
     a, b = socket.socketpair()
     s = os.fork()
     if s == 0:
         a.close()
         os.close(3)
+        os.close(5)
         solver(code, b)
     b.close()
+    try:
+        setup = compile(data.get("setup", b"").decode("utf-8", "replace"), "setup.py", "exec")
+        test = compile(read_fd(5).decode("utf-8", "replace"), "test.py", "exec")
+    except (SyntaxError, ValueError) as e:
+        # The dataset's test code is broken: nobody can score this, and it is not the policy's fault.
+        os.kill(s, signal.SIGKILL)
+        result({"bad_tests": error_text(e)})
+        os._exit(0)
+    os.close(5)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     rf = a.makefile("rb")
     end = []
@@ -328,9 +333,9 @@ def solver(code, sock):
                 send({"raise": ["Exception", "unprintable"]})
 
 
-def h_grade(req, blobs):
+def h_grade(req, data):
     """OpenAI's python grader: grade(sample, item) -> float, the grader's own code."""
-    code = compile_user(blobs[0], "grader.py")
+    code = compile_user(data["code"], "grader.py")
     setup_stdio()
     g = fresh_module("grader").__dict__
     rc = run_module(code, g)
@@ -338,7 +343,7 @@ def h_grade(req, blobs):
         result({"error": "the grader module exited with %d while loading" % rc})
         os._exit(0)
     try:
-        v = g["grade"](json.loads(blobs[2]), json.loads(blobs[3]))
+        v = g["grade"](json.loads(data["sample"]), json.loads(data["item"]))
         if type(v) is bool or type(v) not in (int, float):
             out = {"error": "grade returned %s, not a number" % safe_name(type(v))}
         else:
@@ -348,14 +353,15 @@ def h_grade(req, blobs):
     finish(out)
 
 
-def h_exec(req, blobs):
-    path = req["path"]
-    os.execve(path, [path], dict(os.environ))
+def h_exec(req, data):
+    """A compiled program: executed from its sealed memfd (fd 5), so no path to it exists."""
+    os.set_inheritable(5, False)
+    os.execve(5, ["solution"], dict(os.environ))
 
 
-def h_compile(req, blobs):
+def h_compile(req, data):
     with open(req["file"], "wb") as f:
-        f.write(blobs[0])
+        f.write(data["code"])
     argv = req["argv"]
     pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, 2, 1)])
     _, st = os.waitpid(pid, 0)

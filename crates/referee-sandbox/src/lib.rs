@@ -3,7 +3,9 @@
 //! A [`Pool`] of slots, each a warm Python zygote in its own user, mount, network, IPC and UTS
 //! namespaces and cgroup (see `zygote.py` for the per-run isolation: new PID, mount, IPC and UTS
 //! namespaces, a fresh tmpfs, uid 1000 with no capabilities, hard rlimits, no_new_privs,
-//! seccomp). The number of slots is the number of runs that can be alive at once, machine-wide
+//! seccomp). A run's inputs travel as sealed memfds and its outputs come back as memfds: the
+//! zygote, whose memory every run inherits, never holds any run's data, and a compiled binary
+//! exists only as a descriptor handed to its own job's runs. The number of slots is the number of runs that can be alive at once, machine-wide
 //! for this process: the limit is enforced by construction, not by a counter.
 //!
 //! Linux only; needs root (to map the ids of two users into each slot's namespace and to manage
@@ -16,10 +18,11 @@ mod slot;
 
 use referee_core::exec::{BoxFuture, Job, JobFailure, Limits, Run, RunEnd, RunOutput, Sandbox};
 use serde_json::{json, Value};
-use slot::{Request, Zygote};
+use slot::{sealed_memfd, Request, SlotOutput, Zygote};
 use std::collections::VecDeque;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// How the pool is set up. `Config::default()` reads `REFEREE_SANDBOX_SLOTS`, `REFEREE_PYTHON`,
@@ -60,8 +63,6 @@ pub(crate) struct Shared {
     compilers: Vec<(&'static lang::Compiled, PathBuf)>,
     /// Host directories bound read-only into every sandbox besides /usr (e.g. a Python prefix).
     binds: Vec<PathBuf>,
-    /// Compiled programs, bound read-only at /art.
-    artifacts: PathBuf,
     seccomp: seccomp::Programs,
     cgroups: Option<cgroup::Version>,
     debug: bool,
@@ -80,7 +81,9 @@ impl Shared {
 
 struct Task {
     req: Request,
-    done: Box<dyn FnOnce(Result<RunOutput, String>) + Send>,
+    /// Hand back the result memfd itself (a compile's binary) instead of its bytes.
+    keep_result: bool,
+    done: Box<dyn FnOnce(Result<SlotOutput, String>) + Send>,
 }
 
 struct Queue {
@@ -96,7 +99,6 @@ pub struct Pool {
     shared: Arc<Shared>,
     queue: Arc<Queue>,
     threads: Vec<std::thread::JoinHandle<()>>,
-    next_id: AtomicU64,
     slots: usize,
 }
 
@@ -135,18 +137,12 @@ impl Pool {
         if let Some(v) = cgroups {
             cgroup::reap_stale(v);
         }
-        reap_stale_artifacts();
         // Pools of one process are told apart by a counter, in every name they leave on the host.
         let pool_id = POOLS.fetch_add(1, Ordering::Relaxed);
-        let artifacts =
-            std::env::temp_dir().join(format!("referee-sandbox-{}-{pool_id}", std::process::id()));
-        std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
-        set_mode(&artifacts, 0o711);
         let shared = Arc::new(Shared {
             python,
             compilers: lang::available(),
             binds,
-            artifacts,
             seccomp: seccomp::programs()?,
             cgroups,
             debug: config.debug,
@@ -174,7 +170,6 @@ impl Pool {
             shared,
             queue,
             threads,
-            next_id: AtomicU64::new(0),
             slots: config.slots,
         })
     }
@@ -183,13 +178,10 @@ impl Pool {
         self.slots
     }
 
-    /// Where this pool leaves traces on the host while it runs (for leak checks): the cgroup name
-    /// and the compiled-programs directory.
-    pub fn host_names(&self) -> (String, PathBuf) {
-        (
-            format!("referee-{}-{}", std::process::id(), self.shared.pool_id),
-            self.shared.artifacts.clone(),
-        )
+    /// The name of this pool's cgroup, its only trace on the host while it runs (for leak
+    /// checks).
+    pub fn cgroup_name(&self) -> String {
+        format!("referee-{}-{}", std::process::id(), self.shared.pool_id)
     }
 
     /// Whether limits are set with cgroups (else with rlimits only).
@@ -227,7 +219,6 @@ impl Drop for Pool {
         if let Some(v) = self.shared.cgroups {
             cgroup::remove_top(v, self.shared.pool_id);
         }
-        let _ = std::fs::remove_dir_all(&self.shared.artifacts);
     }
 }
 
@@ -267,7 +258,7 @@ fn slot_loop(shared: &Shared, queue: &Queue, slot: usize, mut zygote: Option<Zyg
                 }
             }
             let z = zygote.as_mut().expect("spawned");
-            match z.run(&task.req) {
+            match z.run(&task.req, task.keep_result) {
                 Ok(out) => {
                     outcome = Ok(out);
                     break;
@@ -291,19 +282,29 @@ struct Collect {
     outs: Mutex<Vec<Option<RunOutput>>>,
     left: AtomicUsize,
     tx: Mutex<Option<futures::channel::oneshot::Sender<JobResult>>>,
-    artifact: Option<PathBuf>,
 }
 
 impl Collect {
-    fn put(&self, i: usize, r: Result<RunOutput, String>) {
-        let out = r.unwrap_or_else(|e| RunOutput {
-            end: RunEnd::SetupFailed(format!("sandbox failure: {e}")),
-            stdout: Vec::new(),
-            stderr_tail: String::new(),
-            result: None,
-            cpu_ms: 0.0,
-            wall_ms: 0.0,
-        });
+    fn new(n: usize, tx: futures::channel::oneshot::Sender<JobResult>) -> Arc<Collect> {
+        Arc::new(Collect {
+            outs: Mutex::new(vec![None; n]),
+            left: AtomicUsize::new(n),
+            tx: Mutex::new(Some(tx)),
+        })
+    }
+
+    fn put(&self, i: usize, r: Result<SlotOutput, String>) {
+        let out = r.map_or_else(
+            |e| RunOutput {
+                end: RunEnd::SetupFailed(format!("sandbox failure: {e}")),
+                stdout: Vec::new(),
+                stderr_tail: String::new(),
+                result: None,
+                cpu_ms: 0.0,
+                wall_ms: 0.0,
+            },
+            |o| o.out,
+        );
         self.outs.lock().expect("outs")[i] = Some(out);
         if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.finish(Ok(()));
@@ -311,9 +312,6 @@ impl Collect {
     }
 
     fn finish(&self, r: Result<(), JobFailure>) {
-        if let Some(a) = &self.artifact {
-            let _ = std::fs::remove_file(a);
-        }
         let outs = std::mem::take(&mut *self.outs.lock().expect("outs"));
         let v = r.map(|()| {
             outs.into_iter()
@@ -378,20 +376,34 @@ impl Sandbox for Pool {
             return fut;
         }
         let cg = self.shared.cgroups.is_some();
-        let code: Arc<[u8]> = Arc::from(job.source.as_bytes());
+        // The code goes to every run of the job as one sealed memfd.
+        let code = match sealed_memfd(job.source.as_bytes()) {
+            Ok(fd) => Arc::new(fd),
+            Err(e) => {
+                fail(tx, JobFailure::Internal(e));
+                return fut;
+            }
+        };
         match &*job.language {
             "python" => {
-                let collect = Arc::new(Collect {
-                    outs: Mutex::new(vec![None; job.runs.len()]),
-                    left: AtomicUsize::new(job.runs.len()),
-                    tx: Mutex::new(Some(tx)),
-                    artifact: None,
-                });
-                for (i, run) in job.runs.iter().enumerate() {
-                    let req = python_request(run, &code, &job.limits, cg);
+                let reqs: Result<Vec<Request>, String> = job
+                    .runs
+                    .iter()
+                    .map(|run| python_request(run, &code, &job.limits, cg))
+                    .collect();
+                let reqs = match reqs {
+                    Ok(r) => r,
+                    Err(e) => {
+                        fail(tx, JobFailure::Internal(e));
+                        return fut;
+                    }
+                };
+                let collect = Collect::new(reqs.len(), tx);
+                for (i, req) in reqs.into_iter().enumerate() {
                     let c = collect.clone();
                     self.submit(Task {
                         req,
+                        keep_result: false,
                         done: Box::new(move |r| c.put(i, r)),
                     });
                 }
@@ -420,8 +432,6 @@ impl Sandbox for Pool {
                     );
                     return fut;
                 }
-                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                let artifact = self.shared.artifacts.join(format!("{id}"));
                 let compile = Request {
                     header: json!({
                         "mode": "compile",
@@ -430,7 +440,7 @@ impl Sandbox for Pool {
                         "output": "/tmp/a.out",
                         "argv": lang.argv(compiler),
                     }),
-                    blobs: vec![code, Arc::from(&b""[..])],
+                    blobs: vec![("code", code)],
                     memory_bytes: COMPILE_LIMITS.memory_bytes,
                     processes: COMPILE_LIMITS.processes,
                     output_bytes: COMPILE_LIMITS.output_bytes,
@@ -441,9 +451,8 @@ impl Sandbox for Pool {
                 let runs = job.runs.clone();
                 self.submit(Task {
                     req: compile,
-                    done: Box::new(move |r| {
-                        compiled(r, &artifact, id, &runs, &limits, cg, &queue, tx);
-                    }),
+                    keep_result: true,
+                    done: Box::new(move |r| compiled(r, &runs, &limits, cg, &queue, tx)),
                 });
             }
         }
@@ -451,74 +460,68 @@ impl Sandbox for Pool {
     }
 }
 
-/// After a compile: save the binary where every slot sees it, then queue the test runs.
-#[allow(clippy::too_many_arguments)]
+/// After a compile: seal the binary (the compile's result memfd) and queue the test runs, each
+/// given the binary by descriptor. No file of it exists anywhere a run could name.
 fn compiled(
-    r: Result<RunOutput, String>,
-    artifact: &Path,
-    id: u64,
+    r: Result<SlotOutput, String>,
     runs: &[Run],
     limits: &Limits,
     cg: bool,
     queue: &Queue,
     tx: futures::channel::oneshot::Sender<JobResult>,
 ) {
-    let out = match r {
-        Err(e) => {
-            let _ = tx.send(Err(JobFailure::Internal(format!("sandbox failure: {e}"))));
-            return;
-        }
-        Ok(o) => o,
+    let fail = |tx: futures::channel::oneshot::Sender<JobResult>, f: JobFailure| {
+        let _ = tx.send(Err(f));
     };
-    let binary = match (&out.end, out.result) {
+    let (out, binary) = match r {
+        Err(e) => return fail(tx, JobFailure::Internal(format!("sandbox failure: {e}"))),
+        Ok(o) => (o.out, o.result_fd),
+    };
+    let binary = match (&out.end, binary) {
         (RunEnd::Exited(0), Some(b)) => b,
         (RunEnd::Timeout, _) => {
-            let _ = tx.send(Err(JobFailure::CompileError(
-                "the compiler ran out of time".into(),
-            )));
-            return;
+            return fail(
+                tx,
+                JobFailure::CompileError("the compiler ran out of time".into()),
+            )
         }
         (RunEnd::MemoryLimit, _) => {
-            let _ = tx.send(Err(JobFailure::CompileError(
-                "the compiler ran out of memory".into(),
-            )));
-            return;
+            return fail(
+                tx,
+                JobFailure::CompileError("the compiler ran out of memory".into()),
+            )
         }
-        (RunEnd::SetupFailed(e), _) => {
-            let _ = tx.send(Err(JobFailure::Internal(e.clone())));
-            return;
-        }
-        _ => {
-            let _ = tx.send(Err(JobFailure::CompileError(out.stderr_tail)));
-            return;
-        }
+        (RunEnd::SetupFailed(e), _) => return fail(tx, JobFailure::Internal(e.clone())),
+        _ => return fail(tx, JobFailure::CompileError(out.stderr_tail)),
     };
-    if let Err(e) = std::fs::write(artifact, &binary) {
-        let _ = tx.send(Err(JobFailure::Internal(format!("saving the binary: {e}"))));
-        return;
+    if let Err(e) = slot::seal(&binary) {
+        return fail(tx, JobFailure::Internal(e));
     }
-    set_mode(artifact, 0o755);
-    let collect = Arc::new(Collect {
-        outs: Mutex::new(vec![None; runs.len()]),
-        left: AtomicUsize::new(runs.len()),
-        tx: Mutex::new(Some(tx)),
-        artifact: Some(artifact.to_path_buf()),
-    });
-    let mut q = queue.tasks.lock().expect("queue");
-    for (i, run) in runs.iter().enumerate() {
+    let binary = Arc::new(binary);
+    let mut reqs = Vec::with_capacity(runs.len());
+    for run in runs {
         let Run::Stdio { stdin } = run else {
             unreachable!("checked before compiling")
         };
-        let c = collect.clone();
-        q.0.push_back(Task {
-            req: Request {
-                header: json!({"mode": "exec", "limits": limits_json(limits, cg), "path": format!("/art/{id}")}),
-                blobs: vec![Arc::from(&b""[..]), Arc::from(&**stdin)],
+        match sealed_memfd(stdin) {
+            Ok(stdin) => reqs.push(Request {
+                header: json!({"mode": "exec", "limits": limits_json(limits, cg)}),
+                blobs: vec![("binary", binary.clone()), ("stdin", Arc::new(stdin))],
                 memory_bytes: limits.memory_bytes,
                 processes: limits.processes,
                 output_bytes: limits.output_bytes,
                 wall_ms: limits.wall_ms,
-            },
+            }),
+            Err(e) => return fail(tx, JobFailure::Internal(e)),
+        }
+    }
+    let collect = Collect::new(reqs.len(), tx);
+    let mut q = queue.tasks.lock().expect("queue");
+    for (i, req) in reqs.into_iter().enumerate() {
+        let c = collect.clone();
+        q.0.push_back(Task {
+            req,
+            keep_result: false,
             done: Box::new(move |r| c.put(i, r)),
         });
     }
@@ -526,39 +529,46 @@ fn compiled(
     queue.cv.notify_all();
 }
 
-fn python_request(run: &Run, code: &Arc<[u8]>, l: &Limits, cg: bool) -> Request {
-    let empty: Arc<[u8]> = Arc::from(&b""[..]);
-    let bytes = |s: &str| -> Arc<[u8]> { Arc::from(s.as_bytes()) };
-    let (mut header, blobs) = match run {
-        Run::Stdio { stdin } => (json!({"mode": "stdio"}), vec![code.clone(), stdin.clone()]),
-        Run::Call { entry_point, args } => (
-            json!({"mode": "call", "entry_point": &**entry_point}),
-            vec![code.clone(), empty, bytes(args)],
-        ),
+/// A Python run: the job's code, and this run's inputs each in a sealed memfd of its own.
+fn python_request(run: &Run, code: &Arc<OwnedFd>, l: &Limits, cg: bool) -> Result<Request, String> {
+    let fd = |data: &[u8]| sealed_memfd(data).map(Arc::new);
+    let mut blobs = vec![("code", code.clone())];
+    let mut header = match run {
+        Run::Stdio { stdin } => {
+            blobs.push(("stdin", fd(stdin)?));
+            json!({"mode": "stdio"})
+        }
+        Run::Call { entry_point, args } => {
+            blobs.push(("args", fd(args.as_bytes())?));
+            json!({"mode": "call", "entry_point": &**entry_point})
+        }
         Run::Assert {
             test,
             setup,
             check,
             entry_point,
-        } => (
-            json!({"mode": "assert", "setup": setup.as_deref(), "check": check.as_deref(),
-                   "entry_point": entry_point.as_deref()}),
-            vec![code.clone(), empty, bytes(test)],
-        ),
-        Run::Grade { sample, item } => (
-            json!({"mode": "grade"}),
-            vec![code.clone(), empty, bytes(sample), bytes(item)],
-        ),
+        } => {
+            blobs.push(("test", fd(test.as_bytes())?));
+            if let Some(s) = setup {
+                blobs.push(("setup", fd(s.as_bytes())?));
+            }
+            json!({"mode": "assert", "check": check.as_deref(), "entry_point": entry_point.as_deref()})
+        }
+        Run::Grade { sample, item } => {
+            blobs.push(("sample", fd(sample.as_bytes())?));
+            blobs.push(("item", fd(item.as_bytes())?));
+            json!({"mode": "grade"})
+        }
     };
     header["limits"] = limits_json(l, cg);
-    Request {
+    Ok(Request {
         header,
         blobs,
         memory_bytes: l.memory_bytes,
         processes: l.processes,
         output_bytes: l.output_bytes,
         wall_ms: l.wall_ms,
-    }
+    })
 }
 
 /// The interpreter to run and the prefix it needs mounted. A pyenv-style shim is a shell
@@ -594,28 +604,6 @@ pub(crate) fn which(name: &str) -> Option<PathBuf> {
             .find(|f| f.is_file())
             .and_then(|f| std::fs::canonicalize(f).ok())
     })
-}
-
-fn set_mode(p: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
-}
-
-fn reap_stale_artifacts() {
-    let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if let Some(pid) = name
-            .strip_prefix("referee-sandbox-")
-            .and_then(|s| s.parse::<u32>().ok())
-        {
-            if !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
 }
 
 /// A sandbox that starts its pool on first use, for shells that compile specs which may never

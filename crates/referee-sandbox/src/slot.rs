@@ -7,13 +7,15 @@
 
 use crate::cgroup::SlotGroup;
 use crate::Shared;
+use nix::sys::socket;
 use referee_core::exec::{RunEnd, RunOutput};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const ZYGOTE: &str = concat!(
@@ -53,20 +55,28 @@ const PRELOAD: &[&str] = &[
     "unicodedata",
 ];
 
-/// A request to the zygote: the header fields and the blobs (code, stdin, extras).
+/// A request to the zygote: the header and the run's inputs, each a sealed memfd by name
+/// (`code`, `stdin`, `args`, `test`, `setup`, `sample`, `item`, `binary`). The zygote passes
+/// them on without reading them (see zygote.py).
 pub struct Request {
     pub header: Value,
-    pub blobs: Vec<std::sync::Arc<[u8]>>,
+    pub blobs: Vec<(&'static str, Arc<OwnedFd>)>,
     pub memory_bytes: u64,
     pub processes: u32,
     pub output_bytes: u64,
     pub wall_ms: u64,
 }
 
+/// What a run produced, plus its result memfd when the request keeps it (a compiled binary).
+pub struct SlotOutput {
+    pub out: RunOutput,
+    pub result_fd: Option<OwnedFd>,
+}
+
 pub struct Zygote {
     child: Child,
-    stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// SOCK_SEQPACKET to the zygote: one message per header, descriptors attached.
+    sock: OwnedFd,
     group: Option<SlotGroup>,
     /// Memory the zygote itself holds, charged to the same group.
     baseline: u64,
@@ -83,13 +93,20 @@ impl Zygote {
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
         let (ready_w_fd, go_r_fd) = (ready_w.as_raw_fd(), go_r.as_raw_fd());
 
+        let (sock, theirs) = socket::socketpair(
+            socket::AddressFamily::Unix,
+            socket::SockType::SeqPacket,
+            None,
+            socket::SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|e| format!("socketpair: {e}"))?;
         let mut cmd = Command::new(&shared.python);
         cmd.args(["-I", "-B", "-c", ZYGOTE])
             .env_clear()
             .env("LANG", "C.UTF-8")
             .current_dir("/")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
             .stderr(if shared.debug {
                 Stdio::inherit()
             } else {
@@ -141,22 +158,18 @@ impl Zygote {
                 }
             }
         }
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
         let mut z = Zygote {
             child,
-            stdin,
-            stdout,
+            sock,
             group,
             baseline: 0,
             inner: None,
         };
-        let mut binds: Vec<(String, String)> = shared
+        let binds: Vec<(String, String)> = shared
             .binds
             .iter()
             .map(|p| (p.display().to_string(), p.display().to_string()))
             .collect();
-        binds.push((shared.artifacts.display().to_string(), "/art".into()));
         let init = json!({
             "binds": binds,
             "seccomp_zygote": shared.seccomp.zygote.iter().map(|p| hex(p)).collect::<Vec<_>>(),
@@ -195,70 +208,77 @@ impl Zygote {
         Ok(z)
     }
 
-    fn send(&mut self, header: &Value, blobs: &[&[u8]]) -> Result<(), String> {
-        let mut h = header.clone();
-        h["blobs"] = blobs.iter().map(|b| b.len()).collect::<Vec<_>>().into();
-        let hb = serde_json::to_vec(&h).map_err(|e| e.to_string())?;
-        let mut out = Vec::with_capacity(4 + hb.len());
-        out.extend_from_slice(&(hb.len() as u32).to_le_bytes());
-        out.extend_from_slice(&hb);
-        let w = (|| {
-            self.stdin.write_all(&out)?;
-            for b in blobs {
-                self.stdin.write_all(b)?;
-            }
-            self.stdin.flush()
-        })();
-        w.map_err(|e| format!("writing to zygote: {e}"))
+    fn send(&mut self, header: &Value, fds: &[RawFd]) -> Result<(), String> {
+        let bytes = serde_json::to_vec(header).map_err(|e| e.to_string())?;
+        let rights = [socket::ControlMessage::ScmRights(fds)];
+        let cmsgs: &[socket::ControlMessage] = if fds.is_empty() { &[] } else { &rights };
+        socket::sendmsg::<()>(
+            self.sock.as_raw_fd(),
+            &[std::io::IoSlice::new(&bytes)],
+            cmsgs,
+            socket::MsgFlags::empty(),
+            None,
+        )
+        .map_err(|e| format!("writing to zygote: {e}"))?;
+        Ok(())
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<(Value, Vec<Vec<u8>>), String> {
-        let mut len = [0u8; 4];
-        self.read_exact(&mut len, deadline)?;
-        let mut hb = vec![0u8; u32::from_le_bytes(len) as usize];
-        self.read_exact(&mut hb, deadline)?;
-        let hdr: Value = serde_json::from_slice(&hb).map_err(|e| format!("zygote frame: {e}"))?;
-        let mut blobs = Vec::new();
-        for n in hdr["blobs"].as_array().into_iter().flatten() {
-            let mut b = vec![0u8; n.as_u64().unwrap_or(0) as usize];
-            self.read_exact(&mut b, deadline)?;
-            blobs.push(b);
-        }
-        Ok((hdr, blobs))
-    }
-
-    /// Reads with a deadline: the zygote enforces run time itself, this only guards against a
-    /// zygote that is itself stuck.
-    fn read_exact(&mut self, buf: &mut [u8], deadline: Instant) -> Result<(), String> {
-        let mut got = 0;
-        while got < buf.len() {
+    /// One reply and its descriptors, with a deadline: the zygote enforces run time itself, this
+    /// only guards against a zygote that is itself stuck.
+    fn recv(&mut self, deadline: Instant) -> Result<(Value, Vec<OwnedFd>), String> {
+        loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err("zygote stopped answering".into());
             }
             let mut fds = [nix::poll::PollFd::new(
-                self.stdout.as_fd(),
+                self.sock.as_fd(),
                 nix::poll::PollFlags::POLLIN,
             )];
             let ms = left.as_millis().min(u128::from(u16::MAX)) as u16;
             match nix::poll::poll(&mut fds, ms) {
-                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
-                Ok(_) => {}
+                Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+                Ok(_) => break,
                 Err(e) => return Err(format!("poll: {e}")),
             }
-            match self.stdout.read(&mut buf[got..]) {
-                Ok(0) => return Err("zygote exited".into()),
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("reading from zygote: {e}")),
-            }
         }
-        Ok(())
+        let mut buf = vec![0u8; 1 << 16];
+        let mut space = nix::cmsg_space!([RawFd; 8]);
+        let (n, raw) = {
+            let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+            let msg = socket::recvmsg::<()>(
+                self.sock.as_raw_fd(),
+                &mut iov,
+                Some(&mut space),
+                socket::MsgFlags::MSG_CMSG_CLOEXEC,
+            )
+            .map_err(|e| format!("reading from zygote: {e}"))?;
+            let mut raw = Vec::new();
+            for c in msg.cmsgs().map_err(|e| format!("zygote reply: {e}"))? {
+                if let socket::ControlMessageOwned::ScmRights(fds) = c {
+                    raw.extend(fds);
+                }
+            }
+            (msg.bytes, raw)
+        };
+        #[allow(unsafe_code)]
+        // SAFETY: SCM_RIGHTS just installed these descriptors in this process; nothing else
+        // owns them.
+        let fds: Vec<OwnedFd> = raw
+            .into_iter()
+            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+            .collect();
+        if n == 0 {
+            return Err("zygote exited".into());
+        }
+        let hdr: Value =
+            serde_json::from_slice(&buf[..n]).map_err(|e| format!("zygote reply: {e}"))?;
+        Ok((hdr, fds))
     }
 
     /// Runs one request. `Err` means the zygote is broken and must be replaced; the run's own
     /// failures (crash, timeout, limits) are an `Ok` output.
-    pub fn run(&mut self, req: &Request) -> Result<RunOutput, String> {
+    pub fn run(&mut self, req: &Request, keep_result: bool) -> Result<SlotOutput, String> {
         self.settle();
         let oom_before = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
         if let Some(g) = &mut self.group {
@@ -266,11 +286,13 @@ impl Zygote {
             g.set_memory_limit(self.baseline + req.memory_bytes + (16 << 20))?;
             g.set_pids_limit(req.processes + 4);
         }
-        let blobs: Vec<&[u8]> = req.blobs.iter().map(|b| &**b).collect();
-        self.send(&req.header, &blobs)?;
+        let mut header = req.header.clone();
+        header["blob_names"] = req.blobs.iter().map(|(n, _)| *n).collect::<Vec<_>>().into();
+        let fds: Vec<RawFd> = req.blobs.iter().map(|(_, f)| f.as_raw_fd()).collect();
+        self.send(&header, &fds)?;
         let deadline =
             Instant::now() + Duration::from_millis(req.wall_ms) + Duration::from_secs(10);
-        let (hdr, mut out) = self.recv(deadline)?;
+        let (hdr, out) = self.recv(deadline)?;
         let oom = self.group.as_ref().map_or(0, SlotGroup::oom_kills) > oom_before;
         if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
             eprintln!(
@@ -282,15 +304,20 @@ impl Zygote {
                 hdr
             );
         }
-        if out.len() != 3 {
+        let Ok([out_fd, err_fd, res_fd]) = <[OwnedFd; 3]>::try_from(out) else {
             return Err(format!(
                 "zygote error: {}",
                 hdr["message"].as_str().unwrap_or("bad reply")
             ));
-        }
-        let result = out.pop().filter(|r| !r.is_empty());
-        let stderr = out.pop().unwrap_or_default();
-        let stdout = out.pop().unwrap_or_default();
+        };
+        let stdout = read_fd(&out_fd, 0, req.output_bytes + 1);
+        let stderr = tail_fd(&err_fd, 4096);
+        let result_cap = req.output_bytes.max(64 << 20) + 1;
+        let result = if keep_result {
+            None
+        } else {
+            Some(read_fd(&res_fd, 0, result_cap)).filter(|r| !r.is_empty())
+        };
         let stdout_size = hdr["stdout_size"].as_u64().unwrap_or(0);
         // stderr shares the file-size cap; a run that fills it flooded its output too.
         let stderr_full = hdr["stderr_size"].as_u64().unwrap_or(0)
@@ -330,13 +357,16 @@ impl Zygote {
             }
         };
         let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
-        Ok(RunOutput {
-            end,
-            stdout,
-            stderr_tail,
-            result,
-            cpu_ms,
-            wall_ms: hdr["wall_us"].as_f64().unwrap_or(0.0) / 1000.0,
+        Ok(SlotOutput {
+            out: RunOutput {
+                end,
+                stdout,
+                stderr_tail,
+                result,
+                cpu_ms,
+                wall_ms: hdr["wall_us"].as_f64().unwrap_or(0.0) / 1000.0,
+            },
+            result_fd: keep_result.then_some(res_fd),
         })
     }
 
@@ -374,6 +404,67 @@ impl Zygote {
             g.remove();
         }
     }
+}
+
+/// Up to `limit` bytes of a memfd from `offset`.
+fn read_fd(fd: &OwnedFd, offset: u64, limit: u64) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let Ok(f) = fd.try_clone().map(fs::File::from) else {
+        return Vec::new();
+    };
+    let size = f.metadata().map_or(0, |m| m.len());
+    let n = size.saturating_sub(offset).min(limit) as usize;
+    let mut buf = vec![0u8; n];
+    let mut got = 0;
+    while got < n {
+        match f.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => got += k,
+        }
+    }
+    buf.truncate(got);
+    buf
+}
+
+/// The last `limit` bytes of a memfd.
+fn tail_fd(fd: &OwnedFd, limit: u64) -> Vec<u8> {
+    let size = fs::File::from(fd.try_clone().expect("dup"))
+        .metadata()
+        .map_or(0, |m| m.len());
+    read_fd(fd, size.saturating_sub(limit), limit)
+}
+
+/// A sealed memfd holding `data`: readable by every run it is given to, writable by none.
+pub fn sealed_memfd(data: &[u8]) -> Result<OwnedFd, String> {
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    let fd = memfd_create(
+        c"referee-input",
+        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
+    )
+    .map_err(|e| format!("memfd: {e}"))?;
+    let mut f = fs::File::from(fd);
+    f.write_all(data).map_err(|e| format!("memfd: {e}"))?;
+    // Runs read from the start (fd 0 shares this offset).
+    std::io::Seek::rewind(&mut f).map_err(|e| format!("memfd: {e}"))?;
+    let fd = OwnedFd::from(f);
+    seal(&fd)?;
+    Ok(fd)
+}
+
+/// Seals a memfd against any change (a compiled binary shared by a job's runs).
+pub fn seal(fd: &OwnedFd) -> Result<(), String> {
+    use nix::fcntl::{fcntl, FcntlArg, SealFlag};
+    fcntl(
+        fd,
+        FcntlArg::F_ADD_SEALS(
+            SealFlag::F_SEAL_SEAL
+                | SealFlag::F_SEAL_SHRINK
+                | SealFlag::F_SEAL_GROW
+                | SealFlag::F_SEAL_WRITE,
+        ),
+    )
+    .map_err(|e| format!("sealing a memfd: {e}"))?;
+    Ok(())
 }
 
 fn hex(b: &[u8]) -> String {

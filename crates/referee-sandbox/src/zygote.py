@@ -13,9 +13,12 @@
 # Verdicts are never computed here: the child returns raw stdout/stderr/exit status and, for
 # call tests, a JSON value; the Rust parent compares. Expected outputs never enter the sandbox.
 #
-# Protocol (both directions): u32 little-endian header length, JSON header, then the blobs whose
-# lengths the header lists under "blobs".
-import os, sys, struct, json, ctypes, select, signal, time, resource
+# Protocol: one SOCK_SEQPACKET socket (fd 0). Each message is a JSON header with file
+# descriptors attached: a request brings sealed memfds holding the code, stdin and the run's
+# other inputs; a reply returns the stdout, stderr and result memfds. The zygote never reads
+# what they hold: every run is cloned from the zygote's memory, so anything it had read (an
+# earlier run's output, another item's test code) would be there for the next run to find.
+import os, sys, struct, json, ctypes, select, signal, time, resource, socket, fcntl
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
@@ -35,7 +38,7 @@ SYS_pivot_root = 155  # x86_64 numbers; the init frame gives the machine's
 SYS_clone = 56
 
 RUN_UID = 1000
-PROTO_IN = PROTO_OUT = -1
+PROTO = None  # the socket to the Rust parent
 
 
 def check(rc, what):
@@ -54,28 +57,19 @@ def bind_ro(src, dst):
     mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def read_exact(n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = os.read(PROTO_IN, n - len(buf))
-        if not chunk:
-            os._exit(0)  # the parent closed the pipe: shut down
-        buf += chunk
-    return bytes(buf)
+def recv():
+    """A header and its descriptors; exits when the parent has gone."""
+    try:
+        data, fds, _, _ = socket.recv_fds(PROTO, 1 << 20, 16)
+    except OSError:
+        os._exit(0)
+    if not data:
+        os._exit(0)
+    return json.loads(data), fds
 
 
-def read_frame():
-    (n,) = struct.unpack("<I", read_exact(4))
-    hdr = json.loads(read_exact(n))
-    return hdr, [read_exact(k) for k in hdr.get("blobs", [])]
-
-
-def write_frame(hdr, blobs=()):
-    hdr["blobs"] = [len(b) for b in blobs]
-    h = json.dumps(hdr).encode()
-    data = memoryview(struct.pack("<I", len(h)) + h + b"".join(blobs))
-    while data:
-        data = data[os.write(PROTO_OUT, data):]
+def send(hdr, fds=()):
+    socket.send_fds(PROTO, [json.dumps(hdr).encode()], list(fds))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,25 +137,24 @@ def become_init(R, init):
 
 
 def main():
-    global PROTO_IN, PROTO_OUT, RUN_UID
-    PROTO_IN, PROTO_OUT = os.dup(0), os.dup(1)  # dup'd fds are close-on-exec
+    global PROTO, RUN_UID
+    PROTO = socket.socket(fileno=os.dup(0))  # dup'd fds are close-on-exec
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    init, _ = read_frame()
+    init, _ = recv()
     RUN_UID = init.get("run_uid", RUN_UID)
     try:
         R = build_root(init)
     except Exception as e:
-        write_frame({"ready": False, "error": "root setup: %s" % e})
+        send({"ready": False, "error": "root setup: %s" % e})
         os._exit(1)
     pid = os.fork()
     if pid:
         # Outer process: stays in the host's PID namespace only to wait; the parent kills it at
         # shutdown and its death kills PID 1 below (PDEATHSIG), which kills every run.
-        os.close(PROTO_IN)
-        os.close(PROTO_OUT)
+        PROTO.close()
         while True:
             try:
                 _, st = os.waitpid(pid, 0)
@@ -188,14 +181,14 @@ def main():
         global SYS_clone
         SYS_clone = init.get("sys_clone", SYS_clone)
     except Exception as e:
-        write_frame({"ready": False, "error": "zygote start: %s" % e})
+        send({"ready": False, "error": "zygote start: %s" % e})
         os._exit(1)
     # Objects that exist now are never collected: the collector then leaves their pages alone
     # in the forked runs, which saves copy-on-write faults on every run.
     import gc
     gc.collect()
     gc.freeze()
-    write_frame({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]})
+    send({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]})
     serve()
 
 
@@ -204,45 +197,32 @@ SECCOMP = []
 
 def serve():
     while True:
-        req, blobs = read_frame()
+        req, fds = recv()
         try:
-            resp, out = run(req, blobs)
+            resp, out = run(req, fds)
         except Exception as e:  # a bug here must not take the slot down silently
             resp, out = {"end": "error", "message": "zygote: %r" % (e,)}, []
-        write_frame(resp, out)
+        for fd in fds:
+            os.close(fd)
+        send(resp, out)
+        for fd in out:
+            os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------------
 # One run.
 
-def memfd(name, data=b""):
-    fd = os.memfd_create(name, 0)
-    if data:
-        os.write(fd, data)
-        os.lseek(fd, 0, 0)
-    return fd
-
-
-def read_memfd(fd, limit, tail=False):
-    size = os.fstat(fd).st_size
-    if tail and size > limit:
-        os.lseek(fd, size - limit, 0)
-        return os.read(fd, limit)
-    os.lseek(fd, 0, 0)
-    chunks, left = [], min(size, limit)
-    while left > 0:
-        b = os.read(fd, min(left, 1 << 20))
-        if not b:
-            break
-        chunks.append(b)
-        left -= len(b)
-    return b"".join(chunks)
+def memfd(name):
+    # Sealable, so the parent can freeze a compiled binary before sharing it among runs.
+    return os.memfd_create(name, os.MFD_ALLOW_SEALING)
 
 
 def run(req, blobs):
+    """One run. `blobs` are the request's descriptors, named by the header's "blob_names"."""
     lim = req["limits"]
+    names = req.get("blob_names", [])
     fds = {
-        "in": memfd("stdin", blobs[1] if len(blobs) > 1 else b""),
+        "in": os.dup(blobs[names.index("stdin")]) if "stdin" in names else os.open("/dev/null", os.O_RDONLY),
         "out": memfd("stdout"),
         "err": memfd("stderr"),
         "res": memfd("result"),
@@ -260,9 +240,8 @@ def run(req, blobs):
     if g == 0:
         try:
             os.close(sr)
-            os.close(PROTO_IN)
-            os.close(PROTO_OUT)
-            child_g(req, blobs, fds, sw)
+            PROTO.close()
+            child_g(req, dict(zip(names, blobs)), fds, sw)
         except BaseException as e:
             try:
                 os.write(2, ("sandbox setup failed: %r\n" % (e,)).encode())
@@ -314,17 +293,22 @@ def run(req, blobs):
         resp["end"], resp["signal"] = "signaled", os.WTERMSIG(st)
     if timed_out:
         resp["timed_out"] = True
-    cap = lim["output_bytes"]
-    out = [
-        read_memfd(fds["out"], cap + 1),
-        read_memfd(fds["err"], 4096, tail=True),
-        read_memfd(fds["res"], max(cap, 64 << 20) + 1),
-    ]
     resp["stdout_size"] = os.fstat(fds["out"]).st_size
     resp["stderr_size"] = os.fstat(fds["err"]).st_size
-    for k in ("out", "err", "res"):
-        os.close(fds[k])
-    return resp, out
+    return resp, [fds["out"], fds["err"], fds["res"]]
+
+
+def read_fd(fd):
+    """All of a (sealed) memfd, from the start."""
+    size = os.fstat(fd).st_size
+    chunks, off = [], 0
+    while off < size:
+        b = os.pread(fd, min(size - off, 1 << 20), off)
+        if not b:
+            break
+        chunks.append(b)
+        off += len(b)
+    return b"".join(chunks)
 
 
 def child_g(req, blobs, fds, setup_w):
@@ -340,10 +324,21 @@ def child_g(req, blobs, fds, setup_w):
     fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
     os.write(fd, b"1000")  # the zygote runs at -1000 (or 0): the run is what the OOM killer takes
     os.close(fd)
-    for fd, target in (("in", 0), ("out", 1), ("err", 2), ("res", 3)):
-        os.dup2(fds[fd], target)
-    os.dup2(setup_w, 4)
-    os.closerange(5, 65536)
+    # The run's inputs: read now, before the descriptors are closed. One stays open, at fd 5: a
+    # compiled binary (executed by descriptor) or the assert harness's test code, which the
+    # harness reads only after the solution's process is forked (and has closed it).
+    data = {}
+    for name, fd in blobs.items():
+        if name not in ("stdin", "binary", "test"):
+            data[name] = read_fd(fd)
+    keep = blobs.get("binary") if req["mode"] == "exec" else blobs.get("test") if req["mode"] == "assert" else None
+    # stdin, stdout, stderr, result, setup pipe (and the kept input) become fds 0..4 (5); moved
+    # out of the way first, since any of them may sit where another must go.
+    wanted = [fds["in"], fds["out"], fds["err"], fds["res"], setup_w] + ([keep] if keep is not None else [])
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 256) for fd in wanted]
+    for target, fd in enumerate(high):
+        os.dup2(fd, target)
+    os.closerange(len(high), 65536)
     cpu = max(1, -(-lim["cpu_ms"] // 1000))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_bytes"], lim["file_bytes"]))
@@ -367,7 +362,7 @@ def child_g(req, blobs, fds, setup_w):
                        "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
     os.write(4, b"s")  # setup done: from here on, whatever happens is the run's doing
     os.close(4)
-    HARNESS[req["mode"]](req, blobs)
+    HARNESS[req["mode"]](req, data)
     os._exit(0)
 
 
@@ -382,6 +377,6 @@ def load_seccomp(prog):
 
 
 # ---------------------------------------------------------------------------------------------
-# Harnesses: what G does once it is locked down. `blobs[0]` is the code, `blobs[1]` stdin.
+# Harnesses: what G does once it is locked down: see harness.py.
 
 HARNESS = {}  # filled by harness.py, appended to this file

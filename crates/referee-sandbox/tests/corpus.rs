@@ -158,11 +158,7 @@ fn run_file(env: &Env, file: &str, doc: &Value, key: &str) -> (usize, Vec<String
     (entries.len(), failures)
 }
 
-fn leftovers(
-    pid: u32,
-    uids: std::ops::Range<u32>,
-    (cgroup, art): &(String, PathBuf),
-) -> Vec<String> {
+fn leftovers(pid: u32, uids: std::ops::Range<u32>, cgroup: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in ["memory", "pids", "cpu", "unified", ""] {
         let p = Path::new("/sys/fs/cgroup").join(c).join(cgroup);
@@ -170,8 +166,13 @@ fn leftovers(
             out.push(format!("cgroup {} left behind", p.display()));
         }
     }
-    if art.exists() {
-        out.push(format!("{} left behind", art.display()));
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with("referee-sandbox-")
+        {
+            out.push(format!("{} left behind", e.path().display()));
+        }
     }
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
@@ -217,7 +218,7 @@ fn suites_and_exploits_in_a_real_sandbox_leave_the_machine_clean() {
     let pool = Pool::start(&Config::default())
         .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
     let uids = pool.host_uid_range();
-    let names = pool.host_names();
+    let cgroup = pool.cgroup_name();
     let pool = Arc::new(pool);
     let env = Env {
         sandbox: Some(pool.clone()),
@@ -244,7 +245,7 @@ fn suites_and_exploits_in_a_real_sandbox_leave_the_machine_clean() {
         failures.len(),
         failures.join("\n")
     );
-    let left = leftovers(std::process::id(), uids, &names);
+    let left = leftovers(std::process::id(), uids, &cgroup);
     assert!(
         left.is_empty(),
         "the machine is not clean:\n{}",
