@@ -238,8 +238,10 @@ pub fn reap_stale(version: Version) {
         let Ok(rd) = fs::read_dir(&p) else { continue };
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
+            // `referee-<pid>-<pool>`: the owner's pid comes first.
             let Some(pid) = name
                 .strip_prefix("referee-")
+                .and_then(|s| s.split('-').next())
                 .and_then(|s| s.parse::<u32>().ok())
             else {
                 continue;

@@ -100,3 +100,24 @@ fn rlimits_alone_still_bound_memory_processes_and_output() {
         "{flood:?}"
     );
 }
+
+/// A Referee that was killed leaves its cgroups behind (nothing can remove them from outside a
+/// dying process); the next pool to start removes those whose owner is gone.
+#[test]
+fn a_new_pool_removes_cgroups_left_by_dead_processes() {
+    let memory = std::path::Path::new("/sys/fs/cgroup/memory");
+    if !memory.is_dir() {
+        eprintln!("no cgroup v1 memory hierarchy here; the v2 path is the same code");
+        return;
+    }
+    // Far above any pid this machine hands out.
+    let stale = memory.join("referee-4190001-0");
+    std::fs::create_dir_all(stale.join("slot-0")).unwrap();
+    let pool = Pool::start(&Config {
+        slots: 1,
+        ..Config::default()
+    })
+    .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
+    assert!(!stale.exists(), "{} survived a new start", stale.display());
+    drop(pool);
+}
