@@ -1,6 +1,6 @@
 //! # code_exec
 //! *What it scores:* the code in a completion, run in the sandbox against the item's unit tests:
-//! the fraction passed (or all-pass, or weighted partial credit). Every test runs in its own
+//! the fraction passed (or all-pass, per-test weights, or weights from the GRPO group's pass rates). Every test runs in its own
 //! isolated process (own PID, mount, IPC and UTS namespaces, no network, no capabilities,
 //! cgroup and rlimit limits, seccomp), and every verdict is computed outside the sandbox:
 //! expected outputs never enter it, return values are compared structurally by Referee, and
