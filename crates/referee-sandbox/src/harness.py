@@ -195,7 +195,8 @@ def h_assert(req, data):
     """Test code runs here in G; the solution runs in its own process S. Calls cross as plain
     values, so the tests compare builtins the solution never made, and S cannot reach the
     verdict: it holds no handle on fd 3, cannot signal PID 1 and cannot read G's memory. The
-    test code (fd 5) is read only after S is forked, so S's memory never held it."""
+    test code (fd 5) and setup code (fd 6) are read only after S is forked, so S's memory never
+    held them."""
     code = compile_user(data["code"], "solution.py")
     a, b = socket.socketpair()
     s = os.fork()
@@ -203,10 +204,11 @@ def h_assert(req, data):
         a.close()
         os.close(3)
         os.close(5)
+        os.close(6)
         solver(code, b)
     b.close()
     try:
-        setup = compile(data.get("setup", b"").decode("utf-8", "replace"), "setup.py", "exec")
+        setup = compile(read_fd(6).decode("utf-8", "replace"), "setup.py", "exec")
         test = compile(read_fd(5).decode("utf-8", "replace"), "test.py", "exec")
     except (SyntaxError, ValueError) as e:
         # The dataset's test code is broken: nobody can score this, and it is not the policy's fault.
@@ -214,6 +216,7 @@ def h_assert(req, data):
         result({"bad_tests": error_text(e)})
         os._exit(0)
     os.close(5)
+    os.close(6)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     rf = a.makefile("rb")
     end = []

@@ -324,17 +324,18 @@ def child_g(req, blobs, fds, setup_w):
     fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
     os.write(fd, b"1000")  # the zygote runs at -1000 (or 0): the run is what the OOM killer takes
     os.close(fd)
-    # The run's inputs: read now, before the descriptors are closed. One stays open, at fd 5: a
-    # compiled binary (executed by descriptor) or the assert harness's test code, which the
-    # harness reads only after the solution's process is forked (and has closed it).
+    # The run's inputs: read now, before the descriptors are closed. Some stay open from fd 5:
+    # a compiled binary (executed by descriptor), or the assert harness's test and setup code,
+    # which the harness reads only after the solution's process is forked (and has closed them).
+    kept = {"exec": ["binary"], "assert": ["test", "setup"]}.get(req["mode"], [])
     data = {}
     for name, fd in blobs.items():
-        if name not in ("stdin", "binary", "test"):
+        if name != "stdin" and name not in kept:
             data[name] = read_fd(fd)
-    keep = blobs.get("binary") if req["mode"] == "exec" else blobs.get("test") if req["mode"] == "assert" else None
-    # stdin, stdout, stderr, result, setup pipe (and the kept input) become fds 0..4 (5); moved
-    # out of the way first, since any of them may sit where another must go.
-    wanted = [fds["in"], fds["out"], fds["err"], fds["res"], setup_w] + ([keep] if keep is not None else [])
+    # stdin, stdout, stderr, result, setup pipe, then the kept inputs, become fds 0, 1, 2, ...;
+    # moved out of the way first, since any of them may sit where another must go.
+    wanted = [fds["in"], fds["out"], fds["err"], fds["res"], setup_w]
+    wanted += [blobs[n] if n in blobs else os.open("/dev/null", os.O_RDONLY) for n in kept]
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 256) for fd in wanted]
     for target, fd in enumerate(high):
         os.dup2(fd, target)
