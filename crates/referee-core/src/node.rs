@@ -24,6 +24,19 @@ pub trait AsyncComponent: Send + Sync {
         s: &'a Sample,
         cx: &'a mut ScoreCtx,
     ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+    /// Whether the value depends on the sample's group (scored again in a group's second pass,
+    /// from what it kept); every other waiting node's first-pass outcome is replayed.
+    fn group_aware(&self) -> bool {
+        false
+    }
+}
+
+/// A waiting node's first-pass outcome, replayed in a group's second pass so the two passes
+/// agree (a sandbox or judge is not asked twice, and may not answer the same way twice).
+struct Replayed {
+    out: Outcome,
+    note: Option<String>,
+    detail: Option<serde_json::Value>,
 }
 
 pub enum Imp {
@@ -69,7 +82,35 @@ impl Node {
             Imp::Sync(c) => c.score(s, cx),
             // The scorer's thread waits here; a program with waiting nodes is scored on a pool
             // sized for waiting (Program::score_batch), so the executors see many runs at once.
-            Imp::Async(c) => futures::executor::block_on(c.score(s, cx)),
+            Imp::Async(c) => {
+                let replay = (cx.group.is_some() && !c.group_aware())
+                    .then(|| cx.memo.get(&self.meta.path).cloned())
+                    .flatten()
+                    .and_then(|m| m.downcast::<Replayed>().ok());
+                if let Some(r) = replay {
+                    if let Some(t) = cx.stack.last_mut() {
+                        t.note.clone_from(&r.note);
+                        t.detail.clone_from(&r.detail);
+                    }
+                    r.out.clone()
+                } else {
+                    let out = futures::executor::block_on(c.score(s, cx));
+                    if cx.collecting && !c.group_aware() {
+                        let (note, detail) = cx
+                            .stack
+                            .last()
+                            .map(|t| (t.note.clone(), t.detail.clone()))
+                            .unwrap_or_default();
+                        let kept = Replayed {
+                            out: out.clone(),
+                            note,
+                            detail,
+                        };
+                        cx.memo.insert(self.meta.path.clone(), Arc::new(kept));
+                    }
+                    out
+                }
+            }
         };
         if matches!(out.status, Status::Ok) && !out.value.is_finite() {
             out = Outcome::error(
@@ -112,6 +153,8 @@ pub struct ScoreCtx {
     pub(crate) memo: std::collections::HashMap<Arc<str>, Arc<dyn std::any::Any + Send + Sync>>,
     /// Group scoring, first pass: per node, which of its tests this sample passed.
     pub(crate) record: Vec<(Arc<str>, Vec<bool>)>,
+    /// Group scoring: this is the first pass (waiting nodes keep their outcomes).
+    pub(crate) collecting: bool,
 }
 
 /// What one group's first pass found: per node path, the fraction of the group's samples that
@@ -170,6 +213,11 @@ impl ScoreCtx {
     /// The group's first-pass statistics, when scoring a group's second pass.
     pub fn group(&self) -> Option<&GroupStats> {
         self.group.as_deref()
+    }
+
+    /// Whether this is a group's first pass (group-aware nodes record what they saw).
+    pub fn collecting(&self) -> bool {
+        self.collecting
     }
 
     /// What a node kept from the group's first pass.

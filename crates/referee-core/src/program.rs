@@ -252,8 +252,10 @@ impl Program {
         }
         let first: Vec<(ScoreCtx, ScoreResult)> = {
             let idx: Vec<usize> = (0..samples.len()).collect();
+            // Explaining here too, so the notes of replayed nodes reach the second pass's trace.
             let go = |&i: &usize| {
-                let mut cx = ScoreCtx::new(false);
+                let mut cx = ScoreCtx::new(explain);
+                cx.collecting = true;
                 let r = self.run_with(samples[i], &mut cx);
                 (cx, r)
             };

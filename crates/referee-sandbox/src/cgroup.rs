@@ -124,6 +124,24 @@ impl SlotGroup {
         fs::read_to_string(d.join(f)).ok()?.trim().parse().ok()
     }
 
+    /// Memory no reclaim can take back: anonymous pages and tmpfs/shm (page cache is not
+    /// counted: the kernel frees it under pressure).
+    pub fn pinned_memory(&self) -> Option<u64> {
+        let d = self.dir("memory")?;
+        let stat = fs::read_to_string(d.join("memory.stat")).ok()?;
+        let keys: &[&str] = match self.version {
+            Version::V1 => &["rss", "shmem"],
+            Version::V2 => &["anon", "shmem"],
+        };
+        Some(
+            stat.lines()
+                .filter_map(|l| l.split_once(' '))
+                .filter(|(k, _)| keys.contains(k))
+                .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+                .sum(),
+        )
+    }
+
     pub fn set_memory_limit(&mut self, bytes: u64) -> Result<(), String> {
         if bytes == self.memory_limit {
             return Ok(());

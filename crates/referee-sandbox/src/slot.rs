@@ -375,8 +375,10 @@ impl Zygote {
     fn settle(&self) {
         let Some(g) = &self.group else { return };
         let deadline = Instant::now() + Duration::from_millis(500);
+        // Anonymous and tmpfs pages only: page cache a run read in stays charged to the slot but
+        // is reclaimable, and waiting on it would slow every later run.
         while g
-            .memory_usage()
+            .pinned_memory()
             .is_some_and(|u| u > self.baseline + (64 << 20))
             && Instant::now() < deadline
         {

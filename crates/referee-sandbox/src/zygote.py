@@ -178,6 +178,10 @@ def main():
         # ignores SIGPIPE and SIGXFSZ and handles SIGINT, a plain program does none of that.
         for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
+        # No cap on the digits of an int read or printed: Python 3.11 refuses over 4,300, which
+        # fails correct big-number answers and lets a completion that is one huge number make
+        # json.loads raise in the harness (an error row instead of a score).
+        sys.set_int_max_str_digits(0)
         global SYS_clone
         SYS_clone = init.get("sys_clone", SYS_clone)
     except Exception as e:

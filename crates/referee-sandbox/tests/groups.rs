@@ -58,3 +58,53 @@ fn difficulty_weights_come_from_the_group() {
     assert_eq!(trace["detail"]["weights"], json!([0.33, 0.33, 0.67, 0.67]));
     assert!(trace["note"].as_str().unwrap().contains("difficulty"));
 }
+
+/// A group's two passes agree: a waiting node's first-pass outcome is replayed in the second, so a
+/// gate on a node that may answer differently each time (here: a coin flip in the sandbox) opens
+/// the same way twice, and a rollout is never scored against rates that left it out.
+#[test]
+fn the_second_pass_replays_the_first() {
+    let pool = Pool::start(&Config::default())
+        .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
+    let env = Env {
+        sandbox: Some(Arc::new(pool)),
+    };
+    let tests = json!([
+        {"input": "1\n", "output": "1\n"}, {"input": "2\n", "output": "2\n"}, {"input": "3\n", "output": "3\n"}
+    ])
+    .to_string();
+    let spec = json!({
+        "type": "gate",
+        "if": {"type": "python", "source": "import os\ndef grade(sample, item):\n    return float(os.urandom(1)[0] & 1)\n"},
+        "then": {"type": "code_exec", "name": "tests", "reward": "difficulty", "tests": tests},
+    });
+    let program = Program::compile_with(&spec, env).unwrap();
+    // A passes tests 1-2, B passes test 1: counted together, A's value is 1/3 (weights 0, 1/2, 1);
+    // A alone, 0. Scored against B's rates only (A left out), it would be 1/2.
+    let a = "n = int(input())\nprint(n if n < 3 else 0)";
+    let b = "n = int(input())\nprint(n if n < 2 else 0)";
+    let mut samples = Vec::new();
+    for g in 0..16 {
+        for code in [a, b] {
+            let mut s = Sample::new(format!("```python\n{code}\n```"), json!({}));
+            s.group = Some(format!("g{g}"));
+            samples.push(s);
+        }
+    }
+    let r = program.score_batch(&samples, false);
+    for (i, res) in r.iter().enumerate().step_by(2) {
+        let tests = res
+            .components
+            .iter()
+            .find(|(n, _)| &**n == "tests")
+            .unwrap()
+            .1;
+        if let Some(v) = tests {
+            assert!(
+                (v - 1.0 / 3.0).abs() < 1e-9 || v.abs() < 1e-9,
+                "rollout A of group {} scored {v}",
+                i / 2
+            );
+        }
+    }
+}

@@ -575,6 +575,10 @@ impl CodeExec {
         let kept = cx
             .memo(&self.path)
             .and_then(|m| m.downcast::<Verdicts>().ok());
+        // In a second pass, a node that did not run in the first (a gate opened differently)
+        // has no share in the group's rates: it is scored by fraction, not by rates that never
+        // counted it.
+        let counted = kept.is_some();
         let verdicts: Verdicts = if let Some(v) = kept {
             (*v).clone()
         } else {
@@ -583,7 +587,7 @@ impl CodeExec {
                 Err(o) => return o,
             }
         };
-        if self.reward == Reward::Difficulty && cx.group().is_none() {
+        if self.reward == Reward::Difficulty && cx.collecting() {
             let passes = verdicts.iter().map(|v| v.0 == Verdict::Passed).collect();
             cx.keep(&self.path, Arc::new(verdicts.clone()), passes);
         }
@@ -596,7 +600,7 @@ impl CodeExec {
             Reward::Difficulty => {
                 let rates = cx
                     .group()
-                    .filter(|g| g.size >= 2)
+                    .filter(|g| g.size >= 2 && counted)
                     .and_then(|g| g.rates.get(&self.path))
                     .filter(|r| r.len() == total);
                 match rates {
@@ -773,6 +777,10 @@ fn round2(x: f64) -> f64 {
 impl AsyncComponent for CodeExec {
     fn score<'a>(&'a self, s: &'a Sample, cx: &'a mut ScoreCtx) -> BoxFuture<'a, Outcome> {
         Box::pin(self.run(s, cx))
+    }
+
+    fn group_aware(&self) -> bool {
+        self.reward == Reward::Difficulty
     }
 }
 
