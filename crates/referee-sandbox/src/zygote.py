@@ -169,7 +169,8 @@ def main():
             except Exception:
                 pass
         global SECCOMP
-        SECCOMP = [bytes.fromhex(p) for p in init.get("seccomp", [])]
+        # The run's filters, made into ready sock_fprog structures once.
+        SECCOMP = [fprog(bytes.fromhex(p)) for p in init.get("seccomp", [])]
         # The zygote's own filter: everything no run (and no zygote) ever needs. Every run
         # inherits it; the zygote has CAP_SYS_ADMIN in its namespace, so needs no no_new_privs.
         for prog in init.get("seccomp_zygote", []):
@@ -182,6 +183,15 @@ def main():
         # fails correct big-number answers and lets a completion that is one huge number make
         # json.loads raise in the harness (an error row instead of a score).
         sys.set_int_max_str_digits(0)
+        # What every run would otherwise set for itself, done once: each run's new UTS
+        # namespace copies this host name, and runs inherit the environment, no supplementary
+        # groups (the launcher dropped them) and these limits.
+        libc.sethostname(b"sandbox", 7)
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+                           "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
         global SYS_clone
         SYS_clone = init.get("sys_clone", SYS_clone)
     except Exception as e:
@@ -323,7 +333,6 @@ def child_g(req, blobs, fds, setup_w):
           "mode=0700,uid=%d,gid=%d,size=%d" % (RUN_UID, RUN_UID, lim["disk_bytes"]))
     os.mkdir("/tmp/.shm", 0o1777)  # /dev/shm links here: POSIX shared memory is per run too
     os.chmod("/tmp/.shm", 0o1777)
-    libc.sethostname(b"sandbox", 7)
     os.chdir("/tmp")
     fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
     os.write(fd, b"1000")  # the zygote runs at -1000 (or 0): the run is what the OOM killer takes
@@ -340,31 +349,25 @@ def child_g(req, blobs, fds, setup_w):
     # moved out of the way first, since any of them may sit where another must go.
     wanted = [fds["in"], fds["out"], fds["err"], fds["res"], setup_w]
     wanted += [blobs[n] if n in blobs else os.open("/dev/null", os.O_RDONLY) for n in kept]
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 256) for fd in wanted]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 128) for fd in wanted]  # under RLIMIT_NOFILE (256)
     for target, fd in enumerate(high):
         os.dup2(fd, target)
     os.closerange(len(high), 65536)
     cpu = max(1, -(-lim["cpu_ms"] // 1000))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_bytes"], lim["file_bytes"]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     resource.setrlimit(resource.RLIMIT_NPROC, (lim["processes"], lim["processes"]))
     if lim.get("address_space_bytes"):
         a = lim["address_space_bytes"]
         resource.setrlimit(resource.RLIMIT_AS, (a, a))
-    os.setgroups([])
     os.setresgid(RUN_UID, RUN_UID, RUN_UID)
     os.setresuid(RUN_UID, RUN_UID, RUN_UID)  # leaves root of the namespace: all capabilities go
     # Die with the zygote; set after the uid change, which clears it. (Had the zygote died
     # before this line, the write on the setup pipe below fails and the run ends there.)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    for prog in SECCOMP:
-        load_seccomp(prog)
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
-                       "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
+    for buf, prog in SECCOMP:
+        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
     os.write(4, b"s")  # setup done: from here on, whatever happens is the run's doing
     os.close(4)
     HARNESS[req["mode"]](req, data)
@@ -375,10 +378,15 @@ class SockFilterProg(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def load_seccomp(prog):
+def fprog(prog):
+    """A filter as a `struct sock_fprog` (with the buffer it points into, kept alive)."""
     buf = ctypes.create_string_buffer(prog, len(prog))
-    fprog = SockFilterProg(len(prog) // 8, ctypes.addressof(buf))
-    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
+    return buf, SockFilterProg(len(prog) // 8, ctypes.addressof(buf))
+
+
+def load_seccomp(prog):
+    _, f = fprog(prog)
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(f), 0, 0), "seccomp")
 
 
 # ---------------------------------------------------------------------------------------------
