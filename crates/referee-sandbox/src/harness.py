@@ -95,10 +95,19 @@ def compile_user(src, name):
         os._exit(0)
 
 
+def make_stdio():
+    """Text streams on fds 0-2, made once in the zygote (which never uses them): each run,
+    whose fds 0-2 are its own memfds by then, starts with them empty."""
+    return (io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="replace"),
+            io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace"),
+            io.TextIOWrapper(io.FileIO(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True))
+
+
+STDIO = None
+
+
 def setup_stdio():
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="replace")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace")
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.stdin, sys.stdout, sys.stderr = STDIO or make_stdio()
     sys.argv = ["solution.py"]
 
 

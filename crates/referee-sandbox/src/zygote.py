@@ -197,6 +197,8 @@ def main():
     except Exception as e:
         send({"ready": False, "error": "zygote start: %s" % e})
         os._exit(1)
+    global STDIO
+    STDIO = make_stdio()
     # Objects that exist now are never collected: the collector then leaves their pages alone
     # in the forked runs, which saves copy-on-write faults on every run.
     import gc
