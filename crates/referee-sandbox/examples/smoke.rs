@@ -1,30 +1,26 @@
-//! Runs one program in the sandbox: `smoke <code> [language] [runs]` (a developer's tool).
+//! Runs one program in the sandbox, for poking at it by hand:
+//! `cargo run --release -p referee-sandbox --example smoke -- '<code>' [python|cpp|c] [runs]`.
+//! Stdin of every run is `3 4`; prints the first three outputs and the time for all runs.
+
 use referee_core::exec::{Job, Limits, Run, Sandbox};
 use std::sync::Arc;
-fn usage() -> String {
-    let pid = std::process::id();
-    (0..2)
-        .map(|i| {
-            std::fs::read_to_string(format!(
-                "/sys/fs/cgroup/memory/referee-{pid}/slot-{i}/memory.usage_in_bytes"
-            ))
-            .unwrap_or_default()
-            .trim()
-            .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+
 fn main() {
-    let pool = referee_sandbox::Pool::start(&referee_sandbox::Config::default()).unwrap();
+    let pool = match referee_sandbox::Pool::start(&referee_sandbox::Config::default()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("the sandbox cannot start here: {e}");
+            std::process::exit(2);
+        }
+    };
     let mut args = std::env::args().skip(1);
     let src = args
         .next()
-        .unwrap_or("a,b=map(int,input().split())\nprint(a+b)\n".into());
-    let lang = args.next().unwrap_or("python".into());
+        .unwrap_or_else(|| "a, b = map(int, input().split())\nprint(a + b)\n".into());
+    let language = args.next().unwrap_or_else(|| "python".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let job = Job {
-        language: lang.into(),
+        language: language.into(),
         source: src.into(),
         runs: (0..n)
             .map(|_| Run::Stdio {
@@ -35,12 +31,12 @@ fn main() {
     };
     let t = std::time::Instant::now();
     let r = futures::executor::block_on(pool.execute(job));
-    let el = t.elapsed();
+    let elapsed = t.elapsed();
     match r {
-        Ok(v) => {
-            for o in v.iter().take(3) {
+        Ok(outs) => {
+            for o in outs.iter().take(3) {
                 println!(
-                    "{:?} out={:?} err={:?} res={:?} cpu={} wall={}",
+                    "{:?} stdout={:?} stderr={:?} result={:?} cpu_ms={} wall_ms={}",
                     o.end,
                     String::from_utf8_lossy(&o.stdout),
                     o.stderr_tail,
@@ -54,9 +50,5 @@ fn main() {
         }
         Err(e) => println!("job failed: {e:?}"),
     }
-    println!("{n} runs in {el:?}");
-    for ms in [0, 20, 100, 500] {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-        println!("usage after +{ms}ms: {}", usage());
-    }
+    println!("{n} runs in {elapsed:?}");
 }
