@@ -200,22 +200,12 @@ fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec
         .into_par_iter()
         .map(|i| parse_line(&opts.mapping, chunk.first_line + i, chunk.line(i)))
         .collect();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, p) in parsed.iter().enumerate() {
-        if let Ok(s) = p {
-            match s.group.as_deref() {
-                Some(g) => {
-                    let k = *index.entry(g).or_insert_with(|| {
-                        groups.push(Vec::new());
-                        groups.len() - 1
-                    });
-                    groups[k].push(i);
-                }
-                None => groups.push(vec![i]),
-            }
-        }
-    }
+    let groups = referee_core::program::group_indices(
+        parsed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().ok().map(|s| (i, s.group.as_deref()))),
+    );
     let scored: Vec<Vec<(usize, ScoreResult)>> = groups
         .par_iter()
         .map(|idx| {

@@ -105,6 +105,21 @@ pub enum JobFailure {
     Internal(String),
 }
 
+impl JobFailure {
+    /// The outcome of a grader whose job failed this way (a compile error is the program's
+    /// fault and is judged per test by the grader, so it does not come here).
+    pub fn outcome(self) -> crate::outcome::Outcome {
+        use crate::outcome::Outcome;
+        match self {
+            JobFailure::Unsupported(m) => Outcome::error("unsupported_language", m),
+            JobFailure::Unavailable(m) => Outcome::error("sandbox_unavailable", m),
+            JobFailure::CompileError(m) | JobFailure::Internal(m) => {
+                Outcome::error("sandbox_error", m)
+            }
+        }
+    }
+}
+
 pub trait Sandbox: Send + Sync {
     /// Runs every run of the job (concurrently, within the executor's own limit); the outputs are
     /// in the order of `job.runs`.

@@ -239,37 +239,21 @@ impl Program {
     /// saw; the second scores each sample again with the group's statistics, from what the
     /// first pass kept (no test runs twice).
     pub fn score_group(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
-        let each = |f: &(dyn Fn(usize) -> ScoreResult + Sync)| -> Vec<ScoreResult> {
-            let idx: Vec<usize> = (0..samples.len()).collect();
-            if self.waits {
-                waiting_pool().install(|| idx.par_iter().with_max_len(1).map(|&i| f(i)).collect())
-            } else {
-                idx.par_iter().map(|&i| f(i)).collect()
-            }
-        };
         if !self.grouped {
-            return each(&|i| self.run(samples[i], explain));
+            return self.par_map(samples.len(), |i| self.run(samples[i], explain));
         }
-        let first: Vec<(ScoreCtx, ScoreResult)> = {
-            let idx: Vec<usize> = (0..samples.len()).collect();
-            // Explaining here too, so the notes of replayed nodes reach the second pass's trace.
-            let go = |&i: &usize| {
+        // Explaining here too, so the notes of replayed nodes reach the second pass's trace.
+        let (records, memos): (Vec<_>, Vec<_>) = self
+            .par_map(samples.len(), |i| {
                 let mut cx = ScoreCtx::new(explain);
                 cx.collecting = true;
-                let r = self.run_with(samples[i], &mut cx);
-                (cx, r)
-            };
-            if self.waits {
-                waiting_pool().install(|| idx.par_iter().with_max_len(1).map(go).collect())
-            } else {
-                idx.par_iter().map(go).collect()
-            }
-        };
-        let records: Vec<Vec<(Arc<str>, Vec<bool>)>> =
-            first.iter().map(|(cx, _)| cx.record.clone()).collect();
+                self.run_with(samples[i], &mut cx);
+                (cx.record, cx.memo)
+            })
+            .into_iter()
+            .unzip();
         let stats = Arc::new(crate::node::GroupStats::from_records(&records));
-        let memos: Vec<_> = first.into_iter().map(|(cx, _)| cx.memo).collect();
-        each(&|i| {
+        self.par_map(samples.len(), |i| {
             let mut cx = ScoreCtx::new(explain);
             cx.group = Some(stats.clone());
             cx.memo.clone_from(&memos[i]);
@@ -281,44 +265,28 @@ impl Program {
     /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise. A grouped
     /// program scores each group (by `Sample::group`) together.
     pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
-        if self.grouped {
-            let mut order: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
-            let mut by_group: std::collections::HashMap<&str, usize> =
-                std::collections::HashMap::new();
-            for (i, s) in samples.iter().enumerate() {
-                match s.group.as_deref() {
-                    Some(g) => {
-                        let slot = *by_group.entry(g).or_insert_with(|| {
-                            order.push((Some(g), Vec::new()));
-                            order.len() - 1
-                        });
-                        order[slot].1.push(i);
-                    }
-                    None => order.push((None, vec![i])),
-                }
-            }
-            let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
-            for (_, idx) in &order {
-                let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
-                for (r, &i) in self.score_group(&members, explain).into_iter().zip(idx) {
-                    out[i] = Some(r);
-                }
-            }
-            return out
-                .into_iter()
-                .map(|r| r.expect("every sample scored"))
-                .collect();
+        if !self.grouped {
+            return self.par_map(samples.len(), |i| self.run(&samples[i], explain));
         }
+        let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
+        for idx in group_indices(samples.iter().map(|s| s.group.as_deref()).enumerate()) {
+            let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
+            for (r, &i) in self.score_group(&members, explain).into_iter().zip(&idx) {
+                out[i] = Some(r);
+            }
+        }
+        out.into_iter()
+            .map(|r| r.expect("every sample scored"))
+            .collect()
+    }
+
+    /// `f(0..n)` in parallel, in order: one task per item on the waiting pool when the program
+    /// waits, on the rayon pool otherwise.
+    fn par_map<T: Send>(&self, n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
         if self.waits {
-            waiting_pool().install(|| {
-                samples
-                    .par_iter()
-                    .with_max_len(1)
-                    .map(|s| self.run(s, explain))
-                    .collect()
-            })
+            waiting_pool().install(|| (0..n).into_par_iter().with_max_len(1).map(&f).collect())
         } else {
-            samples.par_iter().map(|s| self.run(s, explain)).collect()
+            (0..n).into_par_iter().map(&f).collect()
         }
     }
 
@@ -352,6 +320,28 @@ impl Program {
             trace: cx.root.take(),
         }
     }
+}
+
+/// The indices of the items of each group, groups in order of first appearance; an item with no
+/// group is a group of its own. Takes `(index, group)` pairs.
+pub fn group_indices<'a>(
+    items: impl IntoIterator<Item = (usize, Option<&'a str>)>,
+) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, g) in items {
+        match g {
+            Some(g) => {
+                let k = *index.entry(g).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[k].push(i);
+            }
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
 }
 
 /// Samples in flight for programs that wait: their threads mostly sleep on a sandbox or judge.

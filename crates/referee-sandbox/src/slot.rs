@@ -310,13 +310,14 @@ impl Zygote {
                 hdr["message"].as_str().unwrap_or("bad reply")
             ));
         };
-        let stdout = read_fd(&out_fd, 0, req.output_bytes + 1);
-        let stderr = tail_fd(&err_fd, 4096);
+        let stdout = read_memfd(&fs::File::from(out_fd), req.output_bytes + 1, false);
+        let stderr = read_memfd(&fs::File::from(err_fd), 4096, true);
         let result_cap = req.output_bytes.max(64 << 20) + 1;
-        let result = if keep_result {
-            None
+        let (result, result_fd) = if keep_result {
+            (None, Some(res_fd))
         } else {
-            Some(read_fd(&res_fd, 0, result_cap)).filter(|r| !r.is_empty())
+            let r = read_memfd(&fs::File::from(res_fd), result_cap, false);
+            ((!r.is_empty()).then_some(r), None)
         };
         let stdout_size = hdr["stdout_size"].as_u64().unwrap_or(0);
         // stderr shares the file-size cap; a run that fills it flooded its output too.
@@ -366,7 +367,7 @@ impl Zygote {
                 cpu_ms,
                 wall_ms: hdr["wall_us"].as_f64().unwrap_or(0.0) / 1000.0,
             },
-            result_fd: keep_result.then_some(res_fd),
+            result_fd,
         })
     }
 
@@ -408,13 +409,11 @@ impl Zygote {
     }
 }
 
-/// Up to `limit` bytes of a memfd from `offset`.
-fn read_fd(fd: &OwnedFd, offset: u64, limit: u64) -> Vec<u8> {
+/// Up to `limit` bytes of a memfd, from its start or (`tail`) its last `limit` bytes.
+fn read_memfd(f: &fs::File, limit: u64, tail: bool) -> Vec<u8> {
     use std::os::unix::fs::FileExt;
-    let Ok(f) = fd.try_clone().map(fs::File::from) else {
-        return Vec::new();
-    };
     let size = f.metadata().map_or(0, |m| m.len());
+    let offset = if tail { size.saturating_sub(limit) } else { 0 };
     let n = size.saturating_sub(offset).min(limit) as usize;
     let mut buf = vec![0u8; n];
     let mut got = 0;
@@ -426,14 +425,6 @@ fn read_fd(fd: &OwnedFd, offset: u64, limit: u64) -> Vec<u8> {
     }
     buf.truncate(got);
     buf
-}
-
-/// The last `limit` bytes of a memfd.
-fn tail_fd(fd: &OwnedFd, limit: u64) -> Vec<u8> {
-    let size = fs::File::from(fd.try_clone().expect("dup"))
-        .metadata()
-        .map_or(0, |m| m.len());
-    read_fd(fd, size.saturating_sub(limit), limit)
 }
 
 /// A sealed memfd holding `data`: readable by every run it is given to, writable by none.

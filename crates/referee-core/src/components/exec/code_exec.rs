@@ -166,6 +166,8 @@ pub struct CodeExec {
     compare: Comparator,
     limits: Limits,
     sandbox: Option<Arc<dyn Sandbox>>,
+    /// The sandbox's languages, asked once (a template language is checked per sample).
+    languages: Vec<String>,
     /// This node's path: the key of what it keeps between a group's two passes.
     path: Arc<str>,
 }
@@ -182,14 +184,18 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     let setup = opt_template(cx, spec.setup.as_deref(), at, "setup");
     let weights = opt_template(cx, spec.weights.as_deref(), at, "weights");
     let sandbox = cx.env().sandbox.clone();
-    if let (Some(l), Some(sb)) = (&language, &sandbox) {
-        if l.is_literal() && !sb.languages().iter().any(|x| x == l.source()) {
+    let languages = sandbox
+        .as_ref()
+        .map(|sb| sb.languages())
+        .unwrap_or_default();
+    if let (Some(l), Some(_)) = (&language, &sandbox) {
+        if l.is_literal() && !languages.iter().any(|x| x == l.source()) {
             cx.err(
                 at,
                 Some("language"),
                 format!(
                     "the sandbox runs {}, not `{}`",
-                    sb.languages().join(", "),
+                    languages.join(", "),
                     l.source()
                 ),
             );
@@ -263,6 +269,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         },
         limits,
         sandbox,
+        languages,
         path: at.path.as_str().into(),
     }))
 }
@@ -548,12 +555,12 @@ impl CodeExec {
                  package start one on Linux)",
             );
         };
-        if !sandbox.languages().contains(&language) {
+        if !self.languages.contains(&language) {
             return Outcome::error(
                 "unsupported_language",
                 format!(
                     "the sandbox runs {}, not `{language}`",
-                    sandbox.languages().join(", ")
+                    self.languages.join(", ")
                 ),
             );
         }
@@ -729,9 +736,7 @@ impl CodeExec {
                     .map(|_| (Verdict::CompileError, first.clone(), 0.0, 0.0))
                     .collect())
             }
-            Err(JobFailure::Unsupported(m)) => Err(Outcome::error("unsupported_language", m)),
-            Err(JobFailure::Unavailable(m)) => Err(Outcome::error("sandbox_unavailable", m)),
-            Err(JobFailure::Internal(m)) => Err(Outcome::error("sandbox_error", m)),
+            Err(other) => Err(other.outcome()),
         }
     }
 

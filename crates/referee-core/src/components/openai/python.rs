@@ -25,7 +25,7 @@
 //! code it does so inside the same sandbox, and is as safe as that.
 
 use crate::compile::{waits, At, Compiler};
-use crate::exec::{BoxFuture, Job, JobFailure, Limits, Run, RunEnd, Sandbox};
+use crate::exec::{BoxFuture, Job, Limits, Run, RunEnd, Sandbox};
 use crate::node::{shorten, AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -134,8 +134,7 @@ impl Python {
         let out = match sandbox.execute(job).await {
             Ok(mut v) if v.len() == 1 => v.remove(0),
             Ok(_) => return Outcome::error("sandbox_error", "the sandbox returned no run"),
-            Err(JobFailure::Unavailable(m)) => return Outcome::error("sandbox_unavailable", m),
-            Err(e) => return Outcome::error("sandbox_error", format!("{e:?}")),
+            Err(e) => return e.outcome(),
         };
         match &out.end {
             RunEnd::Timeout => {
