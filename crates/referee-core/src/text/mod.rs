@@ -1,4 +1,5 @@
-//! Text-similarity metrics for the `text_similarity` grader
+//! Text utilities: the reasoning section (`reasoning`) and the text-similarity metrics for the
+//! `text_similarity` grader
 //! (`evaluation_metric`: `fuzzy_match`, `bleu`, `gleu`, `meteor`,
 //! `rouge_1` ... `rouge_5`, `rouge_l`; `cosine` is out of scope).
 //!
@@ -28,6 +29,7 @@ mod lcs;
 mod meteor;
 mod porter;
 mod rouge;
+pub mod reasoning;
 pub mod tokenize;
 
 pub use bleu::{bleu, bleu_tokens, gleu, gleu_tokens};
