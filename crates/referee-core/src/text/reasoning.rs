@@ -53,14 +53,19 @@ impl Reasoning {
     }
 }
 
-/// See the module docs.
+/// See the module docs. One pass over the `<`s of the text (outputs have few), not a
+/// substring search per tag.
 pub fn strip_reasoning(text: &str) -> Answer<'_> {
-    let after_close = CLOSE
-        .iter()
-        .filter_map(|t| text.rfind(t).map(|i| i + t.len()))
-        .max();
-    let rest = after_close.map_or(text, |i| &text[i..]);
-    let open = OPEN.iter().filter_map(|t| rest.find(t)).min();
+    let b = text.as_bytes();
+    let tag_at = |i: usize, tags: &[&str]| {
+        tags.iter()
+            .find(|t| b[i..].starts_with(t.as_bytes()))
+            .map(|t| t.len())
+    };
+    let after_close = memchr::memrchr_iter(b'<', b).find_map(|i| tag_at(i, CLOSE).map(|n| i + n));
+    let from = after_close.unwrap_or(0);
+    let open = memchr::memchr_iter(b'<', &b[from..]).find(|&i| tag_at(from + i, OPEN).is_some());
+    let rest = &text[from..];
     Answer {
         text: open.map_or(rest, |i| &rest[..i]),
         stripped: after_close.is_some() || open.is_some(),

@@ -68,7 +68,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, RwLock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -141,9 +142,12 @@ enum Source {
         template: Template,
         /// Item schemas by their JSON text. Datasets reuse a few schemas across many rows, and
         /// building a validator costs far more than running it.
-        cache: Mutex<HashMap<String, Arc<Compiled>>>,
+        cache: RwLock<HashMap<u64, SchemaBucket>>,
     },
 }
+
+/// Schemas sharing a hash, each with its validator.
+type SchemaBucket = Vec<(Value, Arc<Compiled>)>;
 
 const CACHE_MAX: usize = 1024;
 const MAX_VIOLATIONS: usize = 20;
@@ -208,7 +212,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 fn item_source(template: Template) -> Source {
     Source::Item {
         template,
-        cache: Mutex::new(HashMap::new()),
+        cache: RwLock::new(HashMap::new()),
     }
 }
 
@@ -343,28 +347,71 @@ impl JsonSchemaGrader {
             // The schema comes from the dataset: a miss is never the policy's fault.
             Outcome::error(m.reason, m.message)
         })?;
-        let v: Value = match v.as_ref() {
-            Value::String(t) => serde_json::from_str(t).map_err(|e| {
-                Outcome::error("bad_schema", format!("the item's schema is not JSON: {e}"))
-            })?,
-            other => other.clone(),
+        let parsed;
+        let v: &Value = match v.as_ref() {
+            Value::String(t) => {
+                parsed = serde_json::from_str::<Value>(t).map_err(|e| {
+                    Outcome::error("bad_schema", format!("the item's schema is not JSON: {e}"))
+                })?;
+                &parsed
+            }
+            other => other,
         };
-        let key = v.to_string();
-        if let Some(c) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-            return Ok(c);
+        let key = {
+            let mut h = foldhash::fast::FixedState::default().build_hasher();
+            hash_value(v, &mut h);
+            h.finish()
+        };
+        if let Ok(c) = cache.read() {
+            // The schema is compared too: a hash collision must not swap schemas.
+            if let Some((_, c)) = c.get(&key).and_then(|e| e.iter().find(|(s, _)| s == v)) {
+                return Ok(c.clone());
+            }
         }
         let c = Arc::new(
-            build(v, (self.draft, self.require_all, self.formats)).map_err(|e| {
+            build(v.clone(), (self.draft, self.require_all, self.formats)).map_err(|e| {
                 Outcome::error("bad_schema", format!("the item's schema is not valid: {e}"))
             })?,
         );
-        if let Ok(mut cache) = cache.lock() {
+        if let Ok(mut cache) = cache.write() {
             if cache.len() >= CACHE_MAX {
                 cache.clear();
             }
-            cache.insert(key, c.clone());
+            cache.entry(key).or_default().push((v.clone(), c.clone()));
         }
         Ok(c)
+    }
+}
+
+/// A structural hash of a JSON value (the cache key of item schemas): one fast walk, no
+/// allocation. It runs on every row, so it must cost far less than building a validator.
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Null => h.write_u8(0),
+        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => {
+            h.write_u8(3);
+            n.as_str().hash(h);
+        }
+        Value::String(s) => {
+            h.write_u8(4);
+            s.hash(h);
+        }
+        Value::Array(a) => {
+            h.write_u8(5);
+            h.write_usize(a.len());
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(o) => {
+            h.write_u8(6);
+            h.write_usize(o.len());
+            for (k, x) in o {
+                k.hash(h);
+                hash_value(x, h);
+            }
+        }
     }
 }
 
@@ -397,11 +444,14 @@ impl SyncComponent for JsonSchemaGrader {
                 return Outcome::ok(0.0);
             }
         };
-        let errors: Vec<_> = compiled.validator.iter_errors(&value).collect();
-        if errors.is_empty() {
+        if compiled.validator.is_valid(&value) {
             cx.note(|| format!("valid JSON ({mode})"));
             return Outcome::ok(1.0);
         }
+        if self.reward == RewardMode::AllOrNothing && !cx.explaining() {
+            return Outcome::ok(0.0); // the violations are only for the trace
+        }
+        let errors: Vec<_> = compiled.validator.iter_errors(&value).collect();
         let reward = match self.reward {
             RewardMode::AllOrNothing => 0.0,
             RewardMode::Partial => partial(&value, &compiled.required, &errors),
@@ -521,10 +571,7 @@ mod tests {
     fn item_schema_is_cached_and_errors_are_errors() {
         let spec = json!({"type": "json_schema"});
         let item = json!({"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}});
-        assert_eq!(
-            score(&spec, r#"{"a": 1}"#, item.clone()).0,
-            Some(1.0)
-        );
+        assert_eq!(score(&spec, r#"{"a": 1}"#, item.clone()).0, Some(1.0));
         assert_eq!(score(&spec, r#"{"a": "1"}"#, item).0, Some(0.0));
         let (r, st) = score(&spec, "{}", json!({}));
         assert_eq!((r, st.as_str()), (None, "error"));

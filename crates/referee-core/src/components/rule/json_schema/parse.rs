@@ -6,11 +6,10 @@
 //! compared after unescaping: `"a"` and `"\u0061"` are the same key) and every bare
 //! `NaN`/`Infinity`; serde_json then parses the (possibly rewritten) text.
 
-use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::sync::LazyLock;
+use std::borrow::Cow;
 
 /// Where the JSON is looked for in the answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -89,22 +88,49 @@ pub struct NoJson(pub String);
 /// thousands of unterminated `{"` openers.
 const SEARCH_TRIES: usize = 256;
 
-static FENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc|json5)?[ \t]*\r?\n((?s:.*?))^[ \t]*```")
-        .expect("fence regex")
-});
+/// The code fences of a text: for each, the byte range of the whole fence and of its
+/// contents. An opening fence is a line of ```` ``` ```` with an empty, `json`, `JSON`, `jsonc` or
+/// `json5` info string (spaces around allowed); it closes at the next line starting with
+/// ```` ``` ```` (indentation allowed). An unclosed fence is not a fence. A line scanner rather
+/// than a capturing regex: this runs on every answer that is not bare JSON.
+fn fences(text: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    if memchr::memmem::find(text.as_bytes(), b"```").is_none() {
+        return out;
+    }
+    // (fence start, contents start, whether its info string says JSON). Fences of other
+    // languages are tracked too, so their closing line is not taken for an opening one.
+    let mut open: Option<(usize, usize, bool)> = None;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let body = line.trim_start_matches([' ', '\t']);
+        let Some(rest) = body.strip_prefix("```") else {
+            continue;
+        };
+        if let Some((f, c, json)) = open.take() {
+            if json {
+                out.push((f..start + (line.len() - body.len()) + 3, c..start));
+            }
+        } else if line.ends_with('\n') {
+            let info = rest.trim_matches([' ', '\t', '\r', '\n']);
+            let json = matches!(info, "" | "json" | "JSON" | "jsonc" | "json5");
+            open = Some((start, pos, json));
+        }
+    }
+    out
+}
 
 /// The JSON value of the answer under the policies, and which mode found it.
 pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJson> {
     let mode = match p.extract {
         Extract::Auto => {
             let t = answer.trim();
-            if scan(t).is_ok_and(|s| s.end == t.len()) {
-                Extract::Whole
-            } else if FENCE.is_match(answer) {
-                Extract::Auto
-            } else {
-                Extract::Search
+            match scan(t) {
+                Ok(s) if s.end == t.len() => return finish(t, &s, p).map(|v| (v, "whole")),
+                _ if !fences(answer).is_empty() => Extract::Auto,
+                _ => Extract::Search,
             }
         }
         m => m,
@@ -124,8 +150,8 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJso
             // one is a second answer, not commentary.
             let mut c = fenced(answer, p);
             let mut outside = answer.to_string();
-            for m in FENCE.find_iter(answer) {
-                outside.replace_range(m.range(), &" ".repeat(m.len()));
+            for (whole, _) in fences(answer) {
+                outside.replace_range(whole.clone(), &" ".repeat(whole.len()));
             }
             c.extend(search(&outside, p));
             c.sort_by_key(|(pos, _)| *pos);
@@ -150,13 +176,12 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJso
 }
 
 fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
-    FENCE
-        .captures_iter(answer)
-        .filter_map(|c| c.get(1))
-        .map(|m| {
-            let r = parse_whole(m.as_str().trim(), p)
+    fences(answer)
+        .into_iter()
+        .map(|(_, c)| {
+            let r = parse_whole(answer[c.clone()].trim(), p)
                 .map_err(|NoJson(e)| NoJson(format!("in the fenced block: {e}")));
-            (m.start(), r)
+            (c.start, r)
         })
         .collect()
 }
@@ -257,6 +282,35 @@ struct Scan {
     non_finite: Vec<(usize, usize)>,
 }
 
+/// The keys seen in one object: a short list (most objects have a few keys), a set past that.
+#[derive(Default)]
+struct Keys<'a> {
+    list: Vec<Cow<'a, str>>,
+    set: std::collections::HashSet<Cow<'a, str>>,
+}
+
+impl<'a> Keys<'a> {
+    /// Adds a key; returns it (owned) when it was already there.
+    fn insert(&mut self, k: Cow<'a, str>) -> Option<String> {
+        const SMALL: usize = 16;
+        if self.set.is_empty() {
+            if self.list.contains(&k) {
+                return Some(k.into_owned());
+            }
+            self.list.push(k);
+            if self.list.len() > SMALL {
+                self.set.extend(self.list.drain(..));
+            }
+            None
+        } else if self.set.contains(&k) {
+            Some(k.into_owned())
+        } else {
+            self.set.insert(k);
+            None
+        }
+    }
+}
+
 /// serde_json's nesting limit: deeper input is invalid anyway, and the scanner's stack stays small.
 const MAX_DEPTH: usize = 128;
 
@@ -266,7 +320,7 @@ fn scan(t: &str) -> Result<Scan, String> {
     let b = t.as_bytes();
     let mut s = Scan::default();
     // One entry per open container: `Some(keys)` for an object, `None` for an array.
-    let mut stack: Vec<Option<std::collections::HashSet<String>>> = Vec::new();
+    let mut stack: Vec<Option<Keys<'_>>> = Vec::new();
     let mut expect_key = false;
     let mut i = 0;
     loop {
@@ -306,11 +360,19 @@ fn scan(t: &str) -> Result<Scan, String> {
                 }
                 i += 1;
                 if expect_key {
-                    let key: String =
-                        serde_json::from_str(&t[start..i]).map_err(|e| format!("bad key: {e}"))?;
+                    let raw = &t[start + 1..i - 1];
+                    // Unescaped only when it has escapes: most keys are compared as slices.
+                    let key: Cow<'_, str> = if raw.contains('\\') {
+                        Cow::Owned(
+                            serde_json::from_str(&t[start..i])
+                                .map_err(|e| format!("bad key: {e}"))?,
+                        )
+                    } else {
+                        Cow::Borrowed(raw)
+                    };
                     if let Some(Some(keys)) = stack.last_mut() {
-                        if !keys.insert(key.clone()) && s.duplicate.is_none() {
-                            s.duplicate = Some(key);
+                        if let Some(dup) = keys.insert(key) {
+                            s.duplicate.get_or_insert(dup);
                         }
                     }
                     expect_key = false;
@@ -379,10 +441,7 @@ mod tests {
     #[test]
     fn modes() {
         let p = pol();
-        assert_eq!(
-            get(" {\"a\": 1} ", p).unwrap(),
-            serde_json::json!({"a": 1})
-        );
+        assert_eq!(get(" {\"a\": 1} ", p).unwrap(), serde_json::json!({"a": 1}));
         assert_eq!(
             get("Here:\n```json\n{\"a\": 2}\n```\nDone.", p).unwrap(),
             serde_json::json!({"a": 2})
@@ -453,6 +512,14 @@ mod tests {
             get(r#"{"a": 1} trailing"#, allow).unwrap(),
             serde_json::json!({"a": 1})
         );
+    }
+
+    #[test]
+    fn fence_lines() {
+        let t =
+            "a\n```json\n{\"a\": 1}\n```\nb\n  ```\n[2]\n  ``` tail\n```python\nx\n```\n```\nopen";
+        let f: Vec<&str> = fences(t).into_iter().map(|(_, c)| &t[c]).collect();
+        assert_eq!(f, vec!["{\"a\": 1}\n", "[2]\n"]);
     }
 
     #[test]
