@@ -335,7 +335,12 @@ impl ToolCall {
     }
 
     fn calls(&self, s: &Sample) -> parse::Found {
-        let text = || parse::from_text(self.reasoning.apply(&s.output_text).text, &self.formats);
+        let text = || {
+            let answer = self.reasoning.apply(&s.output_text);
+            let mut f = parse::from_text(answer.text, &self.formats);
+            f.stripped = answer.stripped;
+            f
+        };
         match self.source {
             Source::OutputTools => s
                 .output_tools
@@ -496,7 +501,11 @@ impl SyncComponent for ToolCall {
                     }
                 }
             }
-            let via = found.via.unwrap_or("none");
+            let via = match (found.via, found.stripped) {
+                (Some(v), _) => v,
+                (None, true) => "none after the thinking section",
+                (None, false) => "none",
+            };
             cx.note(|| {
                 let head = format!(
                     "{n} expected, {m} call{} ({via}), {matched} matched, {extra} extra",
@@ -527,8 +536,8 @@ mod tests {
     use super::*;
     use crate::Program;
 
-    fn run(spec: Value, out: &str, item: Value) -> crate::ScoreResult {
-        Program::compile(&spec)
+    fn run(spec: &Value, out: &str, item: Value) -> crate::ScoreResult {
+        Program::compile(spec)
             .unwrap()
             .explain(&Sample::new(out, item))
     }
@@ -537,11 +546,11 @@ mod tests {
     fn weather_all_or_nothing() {
         let item = json!({"ground_truth": [{"get_weather": {"city": ["Paris", "Paris, France"], "unit": ["", "celsius"]}}]});
         let ok = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"paris, france\"}}</tool_call>";
-        let r = run(json!({"type": "tool_call"}), ok, item.clone());
+        let r = run(&json!({"type": "tool_call"}), ok, item.clone());
         assert_eq!(r.reward, Some(1.0));
         let wrong = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}</tool_call>";
         assert_eq!(
-            run(json!({"type": "tool_call"}), wrong, item).reward,
+            run(&json!({"type": "tool_call"}), wrong, item).reward,
             Some(0.0)
         );
     }
@@ -551,7 +560,7 @@ mod tests {
         let item = json!({"ground_truth": [{"name": "f", "arguments": {"x": 1}}]});
         let out = "<tool_call>{\"name\": \"f\", \"arguments\": {\"x\": 1}}</tool_call><tool_call>{\"name\": \"f\", \"arguments\": {\"x\": 1}}</tool_call>";
         let r = run(
-            json!({"type": "tool_call", "reward": "decomposed"}),
+            &json!({"type": "tool_call", "reward": "decomposed"}),
             out,
             item,
         );
@@ -563,7 +572,7 @@ mod tests {
 
     #[test]
     fn bad_expected_is_an_error() {
-        let r = run(json!({"type": "tool_call"}), "x", json!({}));
+        let r = run(&json!({"type": "tool_call"}), "x", json!({}));
         assert_eq!(r.reason(), Some("bad_expected_calls"));
     }
 }

@@ -696,7 +696,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn call(v: Value) -> Call {
+    fn call(v: &Value) -> Call {
         Call {
             name: v["name"].as_str().unwrap().into(),
             args: v["arguments"].as_object().unwrap().clone(),
@@ -732,16 +732,16 @@ mod tests {
         let e = load_expected(&json!([{"f": {"x": [2.0]}}])).unwrap();
         let tools = Tools::load(&json!([{"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}])).unwrap();
         let d = tools.get("f");
-        let int = call(json!({"name": "f", "arguments": {"x": 2}}));
+        let int = call(&json!({"name": "f", "arguments": {"x": 2}}));
         assert_eq!(pair_score(&e[0], &int, d, Strings::Bfcl, None), 1.0);
         let e = load_expected(&json!([{"f": {"x": [2]}}])).unwrap();
         let tools = Tools::load(&json!([{"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "integer"}}}}])).unwrap();
-        let float = call(json!({"name": "f", "arguments": {"x": 2.0}}));
+        let float = call(&json!({"name": "f", "arguments": {"x": 2.0}}));
         assert_eq!(
             pair_score(&e[0], &float, tools.get("f"), Strings::Bfcl, None),
             0.0
         );
-        let bool_ = call(json!({"name": "f", "arguments": {"x": true}}));
+        let bool_ = call(&json!({"name": "f", "arguments": {"x": true}}));
         assert_eq!(
             pair_score(&e[0], &bool_, tools.get("f"), Strings::Bfcl, None),
             0.0
@@ -752,9 +752,9 @@ mod tests {
     fn matching_is_one_to_one() {
         let e = load_expected(&json!([{"f": {"x": [1]}}, {"f": {"x": [2]}}])).unwrap();
         let a = vec![
-            Some(call(json!({"name": "f", "arguments": {"x": 2}}))),
-            Some(call(json!({"name": "f", "arguments": {"x": 1}}))),
-            Some(call(json!({"name": "f", "arguments": {"x": 1}}))),
+            Some(call(&json!({"name": "f", "arguments": {"x": 2}}))),
+            Some(call(&json!({"name": "f", "arguments": {"x": 1}}))),
+            Some(call(&json!({"name": "f", "arguments": {"x": 1}}))),
         ];
         let score = |i: usize, j: usize| {
             pair_score(&e[i], a[j].as_ref().unwrap(), None, Strings::Bfcl, None)

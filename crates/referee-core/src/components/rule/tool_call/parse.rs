@@ -31,6 +31,8 @@ pub struct Found {
     pub calls: Vec<Result<Call, String>>,
     /// Which format they were read in (for notes).
     pub via: Option<&'static str>,
+    /// A thinking section was removed from the text first (for notes).
+    pub stripped: bool,
 }
 
 impl Found {
@@ -82,6 +84,7 @@ pub fn from_tools(v: &Value) -> Found {
     Found {
         calls,
         via: Some("output_tools"),
+        stripped: false,
     }
 }
 
@@ -149,8 +152,8 @@ fn hermes(text: &str) -> Found {
     const CLOSE: &str = "</tool_call>";
     let fenced = fences(text);
     let mut out = Found {
-        calls: Vec::new(),
         via: Some("hermes"),
+        ..Found::default()
     };
     let mut rest = 0;
     while let Some(i) = text[rest..].find(OPEN) {
@@ -205,6 +208,7 @@ fn json_answer(text: &str, formats: &[Format]) -> Found {
             Found {
                 calls: vec![Err("<|python_tag|> is not followed by a JSON call".into())],
                 via: Some("llama3"),
+                stripped: false,
             }
         } else {
             Found::default()
@@ -220,6 +224,7 @@ fn json_answer(text: &str, formats: &[Format]) -> Found {
                 return Found {
                     calls: vec![Err(format!("the answer is not valid JSON: {e}"))],
                     via: Some("json"),
+                    stripped: false,
                 }
             }
             None => break,
@@ -238,6 +243,7 @@ fn json_answer(text: &str, formats: &[Format]) -> Found {
             return Found {
                 calls: vec![Err("text after the JSON call".into())],
                 via: Some("json"),
+                stripped: false,
             };
         }
     }
@@ -286,16 +292,19 @@ fn json_value(v: &Value, llama: bool, openai: bool) -> Found {
                 .map(tool_call_entry)
                 .collect(),
             via: Some("openai"),
+            stripped: false,
         },
         Value::Object(o) if openai && o.get("function_call").is_some_and(Value::is_object) => {
             Found {
                 calls: vec![tool_call_entry(&o["function_call"])],
                 via: Some("openai"),
+                stripped: false,
             }
         }
         Value::Object(o) if openai && o.get("function").is_some_and(Value::is_object) => Found {
             calls: vec![tool_call_entry(v)],
             via: Some("openai"),
+            stripped: false,
         },
         Value::Object(o)
             if llama
@@ -305,6 +314,7 @@ fn json_value(v: &Value, llama: bool, openai: bool) -> Found {
             Found {
                 calls: vec![call_object(v, &["parameters", "arguments"])],
                 via: Some("llama3"),
+                stripped: false,
             }
         }
         _ => Found::default(),
