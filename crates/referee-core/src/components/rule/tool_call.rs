@@ -70,7 +70,8 @@
 //! the assignment that matches the most calls with the highest total parameter score
 //! (Kuhn-Munkres); with `order: strict`, the best order-preserving one. Every call left
 //! unmatched is *extra*: a repeat of a matched call, a call to a tool not expected, one
-//! beyond the expected count.
+//! beyond the expected count. Only the first 1024 calls of an output are candidates for
+//! matching; any beyond are extra.
 //!
 //! `all_or_nothing`: 1 when the output is well formed, there are as many calls as expected, and
 //! every expected call is matched to a call BFCL accepts (in order, with `strict`); else 0.
@@ -214,6 +215,9 @@ pub struct Weights {
 
 /// Default penalty per extra call; see the module doc for why.
 const DEFAULT_PENALTY: f64 = 0.25;
+
+/// Calls beyond this many are never matched (they count as extra calls).
+const MAX_MATCHED: usize = 1024;
 
 pub struct ToolCall {
     expected: Template,
@@ -393,9 +397,12 @@ impl SyncComponent for ToolCall {
             let a = actual[j].as_ref().expect("matched calls parsed");
             ast::pair_score(&expected[i], a, decl(&expected[i]), self.strings, None)
         };
+        // Only the first MAX_MATCHED calls are candidates for matching (the rest count as calls,
+        // hence as extra): bounds the strict alignment's table for any output.
+        let candidates = &actual[..m.min(MAX_MATCHED)];
         let matching = match self.order {
-            Order::Any => ast::match_any(&expected, &actual, &score),
-            Order::Strict => ast::match_strict(&expected, &actual, &score),
+            Order::Any => ast::match_any(&expected, candidates, &score),
+            Order::Strict => ast::match_strict(&expected, candidates, &score),
         };
         let matched = matching.pairs.len();
         let extra = m - matched;
@@ -568,6 +575,22 @@ mod tests {
         assert!((r.reward.unwrap() - (2.0 / 3.0 - 0.25)).abs() < 1e-9);
         let t = serde_json::to_value(&r.trace).unwrap().to_string();
         assert!(t.contains("\"selection\":0.5"), "{t}");
+    }
+
+    #[test]
+    fn a_flood_of_calls_is_cheap_and_costly() {
+        // 20,000 copies of the right call: matching is per name, so this is one 1 x 20,000
+        // assignment, not a 20,000-square one.
+        let one = "<tool_call>{\"name\": \"f\", \"arguments\": {\"x\": 1}}</tool_call>";
+        let out = one.repeat(20_000);
+        let item = json!({"ground_truth": [{"f": {"x": [1]}}, {"g": {"y": [2]}}]});
+        for order in ["any", "strict"] {
+            let t = std::time::Instant::now();
+            let spec = json!({"type": "tool_call", "reward": "decomposed", "order": order});
+            let r = run(&spec, &out, item.clone());
+            assert!(t.elapsed().as_secs_f64() < 5.0, "took {:?}", t.elapsed());
+            assert!(r.reward.unwrap() < -4000.0);
+        }
     }
 
     #[test]
