@@ -57,7 +57,8 @@
 //! given); each value has the declared type (from the tool; without tools, the type of the
 //! acceptable values) — an integer is accepted for a float, not the reverse, a boolean is not a
 //! number, the string `"true"` is not a boolean, `"5"` is not an integer; arrays and objects are
-//! checked through `items` and `properties`, and values against an `enum`; BFCL's "variable"
+//! checked through `items` and `properties` (an undeclared nested key fails), and values against
+//! an `enum`; BFCL's "variable"
 //! rule holds (acceptable values of another type than declared stand for a variable, and a
 //! value of their type is accepted); each value is one of its acceptable values: strings after
 //! normalisation (`string_match`), numbers by value, lists element by element in order,
@@ -79,8 +80,8 @@
 //! - *format*: 1 when every call found parses (name, arguments an object), and some call was
 //!   found or none was expected; text with no call when one was expected scores 0.
 //! - *schema*: the fraction of calls that adhere to the tool definitions (a defined tool,
-//!   required parameters present, no undefined parameter unless `additionalProperties`,
-//!   declared types and enums); 0 with no call when one was expected. Without tools it is left
+//!   required parameters present, declared types and enums, and no undeclared parameter or
+//!   nested key unless `additionalProperties` allows it); 0 with no call when one was expected. Without tools it is left
 //!   out of the combination (and `null` in the detail).
 //! - *selection*: matched / (expected + calls − matched), the Jaccard index of the two
 //!   multisets of names (ToolRL's name reward): calling every tool, or the right one twice,

@@ -287,8 +287,16 @@ fn schema_kinds(schema: &Value) -> Vec<Kind> {
     }
 }
 
-/// Whether a value conforms to a parameter schema: its type (recursively through `items` and
-/// `properties`) and its `enum`. Unknown nested keys are left to the value checks.
+/// `additionalProperties` is `true` or a schema.
+fn open(schema: &Value) -> bool {
+    schema
+        .get("additionalProperties")
+        .is_some_and(|x| x.as_bool() == Some(true) || x.is_object())
+}
+
+/// Whether a value conforms to a parameter schema: its type and `enum`, recursively through
+/// `items` and `properties` (keys that are not declared are not allowed, unless
+/// `additionalProperties` allows them).
 fn conforms(v: &Value, schema: &Value, at: &str, why: &mut Option<String>) -> bool {
     let kinds = schema_kinds(schema);
     if !kinds.is_empty() && !kinds.iter().any(|k| fits(kind(v), *k)) {
@@ -315,10 +323,15 @@ fn conforms(v: &Value, schema: &Value, at: &str, why: &mut Option<String>) -> bo
                 .all(|(i, x)| conforms(x, item_schema, &format!("{at}[{i}]"), why)),
             _ => true,
         },
+        // An object schema that lists its properties allows no others unless it says so.
         Value::Object(m) => match schema.get("properties").and_then(Value::as_object) {
             Some(props) => m.iter().all(|(k, x)| match props.get(k) {
                 Some(p) => conforms(x, p, &format!("{at}.{k}"), why),
-                None => true,
+                None if open(schema) => true,
+                None => {
+                    set(why, || format!("`{at}.{k}` is not a declared property"));
+                    false
+                }
             }),
             None => true,
         },
@@ -545,9 +558,7 @@ pub fn adheres(a: &Call, tools: &Tools) -> Result<(), String> {
         }
     }
     let props = decl.get("properties").and_then(Value::as_object);
-    let open = decl
-        .get("additionalProperties")
-        .is_some_and(|x| x.as_bool() == Some(true) || x.is_object());
+    let open = open(decl);
     for (k, v) in &a.args {
         match props.and_then(|p| p.get(k)) {
             Some(schema) => {
