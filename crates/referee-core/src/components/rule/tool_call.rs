@@ -57,8 +57,8 @@
 //! given); each value has the declared type (from the tool; without tools, the type of the
 //! acceptable values) — an integer is accepted for a float, not the reverse, a boolean is not a
 //! number, the string `"true"` is not a boolean, `"5"` is not an integer; arrays and objects are
-//! checked through `items` and `properties` (an undeclared nested key fails), and values against
-//! an `enum`; BFCL's "variable"
+//! checked through `items` and `properties` (an undeclared nested key fails); an `enum` is left
+//! to the acceptable values, as in BFCL (it counts in the schema sub-score); BFCL's "variable"
 //! rule holds (acceptable values of another type than declared stand for a variable, and a
 //! value of their type is accepted); each value is one of its acceptable values: strings after
 //! normalisation (`string_match`), numbers by value, lists element by element in order,

@@ -297,7 +297,7 @@ fn open(schema: &Value) -> bool {
 /// Whether a value conforms to a parameter schema: its type and `enum`, recursively through
 /// `items` and `properties` (keys that are not declared are not allowed, unless
 /// `additionalProperties` allows them).
-fn conforms(v: &Value, schema: &Value, at: &str, why: &mut Option<String>) -> bool {
+fn conforms(v: &Value, schema: &Value, enums: bool, at: &str, why: &mut Option<String>) -> bool {
     let kinds = schema_kinds(schema);
     if !kinds.is_empty() && !kinds.iter().any(|k| fits(kind(v), *k)) {
         set(why, || {
@@ -309,7 +309,7 @@ fn conforms(v: &Value, schema: &Value, at: &str, why: &mut Option<String>) -> bo
         });
         return false;
     }
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
+    if let Some(Value::Array(allowed)) = schema.get("enum").filter(|_| enums) {
         if !allowed.iter().any(|a| same(v, a, Strings::Exact)) {
             set(why, || format!("`{at}`: {} is not in the enum", short(v)));
             return false;
@@ -320,13 +320,13 @@ fn conforms(v: &Value, schema: &Value, at: &str, why: &mut Option<String>) -> bo
             Some(item_schema) if item_schema.is_object() => items
                 .iter()
                 .enumerate()
-                .all(|(i, x)| conforms(x, item_schema, &format!("{at}[{i}]"), why)),
+                .all(|(i, x)| conforms(x, item_schema, enums, &format!("{at}[{i}]"), why)),
             _ => true,
         },
         // An object schema that lists its properties allows no others unless it says so.
         Value::Object(m) => match schema.get("properties").and_then(Value::as_object) {
             Some(props) => m.iter().all(|(k, x)| match props.get(k) {
-                Some(p) => conforms(x, p, &format!("{at}.{k}"), why),
+                Some(p) => conforms(x, p, enums, &format!("{at}.{k}"), why),
                 None if open(schema) => true,
                 None => {
                     set(why, || format!("`{at}.{k}` is not a declared property"));
@@ -478,7 +478,8 @@ pub fn pair_score(
         let mut why = None;
         let typed = match schema {
             Some(s) => {
-                conforms(v, s, k, &mut why)
+                // BFCL does not read `enum`: the acceptable values decide.
+                conforms(v, s, false, k, &mut why)
                     // BFCL's "variable" rule: answers of another type than declared stand for
                     // a variable, and a value of the answers' type is accepted.
                     || answer_kind(alts).is_some_and(|ak| {
@@ -503,7 +504,7 @@ pub fn pair_score(
             },
         };
         if !typed {
-            report(&|| format!("wrong type: {}", why.clone().unwrap_or_default()));
+            report(&|| why.clone().unwrap_or_else(|| format!("`{k}`: wrong type")));
             continue;
         }
         if alts.iter().any(|alt| same(v, alt, strings)) {
@@ -563,7 +564,7 @@ pub fn adheres(a: &Call, tools: &Tools) -> Result<(), String> {
         match props.and_then(|p| p.get(k)) {
             Some(schema) => {
                 let mut why = None;
-                if !conforms(v, schema, k, &mut why) {
+                if !conforms(v, schema, true, k, &mut why) {
                     return Err(format!("`{}`: {}", a.name, why.unwrap_or_default()));
                 }
             }
