@@ -59,8 +59,9 @@
 //! number, the string `"true"` is not a boolean, `"5"` is not an integer; arrays and objects are
 //! checked through `items` and `properties` (an undeclared nested key fails); an `enum` is left
 //! to the acceptable values, as in BFCL (it counts in the schema sub-score); BFCL's "variable"
-//! rule holds (acceptable values of another type than declared stand for a variable, and a
-//! value of their type is accepted); each value is one of its acceptable values: strings after
+//! rule holds: an acceptable value that itself lacks the declared type (a variable name where an
+//! integer is declared, strings in a list declared as integers) accepts a value of exactly its
+//! type, compared exactly; each value is one of its acceptable values: strings after
 //! normalisation (`string_match`), numbers by value, lists element by element in order,
 //! objects key by key against their own acceptable lists (a missing key must allow `""`). The
 //! call's *parameter score* is the fraction of its parameters that are right, over the ones
@@ -100,11 +101,13 @@
 //! 0. Compile errors: `weights`, `combine` or `extra_call_penalty` without `reward:
 //! decomposed`; a negative weight or penalty; all weights 0; empty `formats`.
 //!
-//! Deviations from BFCL: the assignment is optimal where BFCL's is greedy (BFCL can reject a
-//! correct parallel answer when an earlier expected call takes the wrong candidate); types are
-//! checked at every depth (BFCL: one level); `any` accepts any value (BFCL maps it to string);
-//! the BFCL ground truth's function is looked up in `tools` by name, and its type is inferred
-//! from the acceptable values when it is not there.
+//! Deviations from BFCL (its checker agrees with this one on 21,038 of 21,039 outputs generated
+//! from BFCL's own data, `benches/tool_call/bfcl_differential.py`): the assignment is optimal
+//! where BFCL's is greedy (BFCL can reject a correct parallel answer when an earlier expected
+//! call takes the wrong candidate: the one difference); types are checked at every depth and
+//! integers pass for floats at every depth (BFCL: one level, so it rejects `[1, 3]` for a list of
+//! floats); `any` accepts any value (BFCL requires a string); when the expected function is not
+//! among the tools, types come from the acceptable values (BFCL fails).
 
 mod ast;
 mod parse;

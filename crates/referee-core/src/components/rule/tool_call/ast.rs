@@ -294,10 +294,11 @@ fn open(schema: &Value) -> bool {
         .is_some_and(|x| x.as_bool() == Some(true) || x.is_object())
 }
 
-/// Whether a value conforms to a parameter schema: its type and `enum`, recursively through
-/// `items` and `properties` (keys that are not declared are not allowed, unless
-/// `additionalProperties` allows them).
-fn conforms(v: &Value, schema: &Value, enums: bool, at: &str, why: &mut Option<String>) -> bool {
+/// Whether a value conforms to a parameter schema: its type, recursively through `items` and
+/// `properties`. `strict` (schema adherence) also checks `enum` and refuses undeclared keys
+/// (unless `additionalProperties` allows them); BFCL's verdict leaves both to the acceptable
+/// values.
+fn conforms(v: &Value, schema: &Value, strict: bool, at: &str, why: &mut Option<String>) -> bool {
     let kinds = schema_kinds(schema);
     if !kinds.is_empty() && !kinds.iter().any(|k| fits(kind(v), *k)) {
         set(why, || {
@@ -309,7 +310,7 @@ fn conforms(v: &Value, schema: &Value, enums: bool, at: &str, why: &mut Option<S
         });
         return false;
     }
-    if let Some(Value::Array(allowed)) = schema.get("enum").filter(|_| enums) {
+    if let Some(Value::Array(allowed)) = schema.get("enum").filter(|_| strict) {
         if !allowed.iter().any(|a| same(v, a, Strings::Exact)) {
             set(why, || format!("`{at}`: {} is not in the enum", short(v)));
             return false;
@@ -320,14 +321,14 @@ fn conforms(v: &Value, schema: &Value, enums: bool, at: &str, why: &mut Option<S
             Some(item_schema) if item_schema.is_object() => items
                 .iter()
                 .enumerate()
-                .all(|(i, x)| conforms(x, item_schema, enums, &format!("{at}[{i}]"), why)),
+                .all(|(i, x)| conforms(x, item_schema, strict, &format!("{at}[{i}]"), why)),
             _ => true,
         },
         // An object schema that lists its properties allows no others unless it says so.
         Value::Object(m) => match schema.get("properties").and_then(Value::as_object) {
             Some(props) => m.iter().all(|(k, x)| match props.get(k) {
-                Some(p) => conforms(x, p, enums, &format!("{at}.{k}"), why),
-                None if open(schema) => true,
+                Some(p) => conforms(x, p, strict, &format!("{at}.{k}"), why),
+                None if !strict || open(schema) => true,
                 None => {
                     set(why, || format!("`{at}.{k}` is not a declared property"));
                     false
@@ -436,6 +437,43 @@ fn answer_kind(alts: &[Value]) -> Option<Kind> {
     alts.iter().find(|a| a.as_str() != Some("")).map(kind)
 }
 
+/// BFCL's "variable" rule: an acceptable value that does not have the declared type (a string
+/// standing for a variable where an integer is declared, strings where the list's items are
+/// declared integers) makes its own type acceptable, but only for that value and with no
+/// integer-float promotion. A string then compares exactly, as BFCL compares variables without
+/// normalising them.
+fn variable(v: &Value, alts: &[Value], schema: &Value, strings: Strings) -> bool {
+    alts.iter().any(|alt| {
+        alt.as_str() != Some("")
+            && kind(v) == kind(alt)
+            && !answer_conforms(alt, schema)
+            && same(
+                v,
+                alt,
+                if alt.is_string() {
+                    Strings::Exact
+                } else {
+                    strings
+                },
+            )
+    })
+}
+
+/// Whether an acceptable value has the declared type (through `items`; objects, held in
+/// possible-answer form, count as conforming).
+fn answer_conforms(alt: &Value, schema: &Value) -> bool {
+    let kinds = schema_kinds(schema);
+    if !kinds.is_empty() && !kinds.iter().any(|k| fits(kind(alt), *k)) {
+        return false;
+    }
+    match (alt, schema.get("items")) {
+        (Value::Array(xs), Some(items)) if items.is_object() => {
+            xs.iter().all(|x| answer_conforms(x, items))
+        }
+        _ => true,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One call against one expected call.
 
@@ -478,13 +516,14 @@ pub fn pair_score(
         let mut why = None;
         let typed = match schema {
             Some(s) => {
-                // BFCL does not read `enum`: the acceptable values decide.
-                conforms(v, s, false, k, &mut why)
-                    // BFCL's "variable" rule: answers of another type than declared stand for
-                    // a variable, and a value of the answers' type is accepted.
-                    || answer_kind(alts).is_some_and(|ak| {
-                        !schema_kinds(s).contains(&ak) && kind(v) == ak
-                    })
+                if conforms(v, s, false, k, &mut why) {
+                    true
+                } else if variable(v, alts, s, strings) {
+                    right += 1;
+                    continue;
+                } else {
+                    false
+                }
             }
             None => match answer_kind(alts) {
                 Some(ak) => {
