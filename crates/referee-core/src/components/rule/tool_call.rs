@@ -57,8 +57,8 @@
 //! given); each value has the declared type (from the tool; without tools, the type of the
 //! acceptable values) — an integer is accepted for a float, not the reverse, a boolean is not a
 //! number, the string `"true"` is not a boolean, `"5"` is not an integer; arrays and objects are
-//! checked through `items` and `properties` (an undeclared nested key fails); an `enum` is left
-//! to the acceptable values, as in BFCL (it counts in the schema sub-score); BFCL's "variable"
+//! checked through `items` and `properties`; `enum` and undeclared nested keys are left to the
+//! acceptable values, as in BFCL (both count in the schema sub-score); BFCL's "variable"
 //! rule holds: an acceptable value that itself lacks the declared type (a variable name where an
 //! integer is declared, strings in a list declared as integers) accepts a value of exactly its
 //! type, compared exactly; each value is one of its acceptable values: strings after
@@ -79,11 +79,12 @@
 //! every expected call is matched to a call BFCL accepts (in order, with `strict`); else 0.
 //! `decomposed`, each in [0, 1], shown in the trace detail:
 //! - *format*: 1 when every call found parses (name, arguments an object), and some call was
-//!   found or none was expected; text with no call when one was expected scores 0.
+//!   found or none was expected; text with no call when one was expected scores 0. A malformed
+//!   call is still a call: it counts in the totals below and, never matched, as extra.
 //! - *schema*: the fraction of calls that adhere to the tool definitions (a defined tool,
-//!   required parameters present, declared types and enums, and no undeclared parameter or
-//!   nested key unless `additionalProperties` allows it); 0 with no call when one was expected. Without tools it is left
-//!   out of the combination (and `null` in the detail).
+//!   required parameters present, declared types and enums, no undeclared parameter or nested
+//!   key unless `additionalProperties` allows it); 0 with no call when one was expected.
+//!   Without tools it is left out of the combination (and `null` in the detail).
 //! - *selection*: matched / (expected + calls − matched), the Jaccard index of the two
 //!   multisets of names (ToolRL's name reward): calling every tool, or the right one twice,
 //!   lowers it.
