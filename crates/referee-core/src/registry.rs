@@ -148,6 +148,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::length::compile,
     },
     ComponentInfo {
+        type_name: "json_schema",
+        group: "rule",
+        source: src!("rule/json_schema.rs"),
+        schema: schema_of::<r::json_schema::JsonSchemaSpec>,
+        compile: r::json_schema::compile,
+    },
+    ComponentInfo {
         type_name: "tool_call",
         group: "rule",
         source: src!("rule/tool_call.rs"),

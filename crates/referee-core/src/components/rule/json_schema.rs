@@ -1,0 +1,536 @@
+//! # json_schema
+//! *What it scores:* a JSON answer against a JSON Schema (drafts 4, 6, 7, 2019-09 and 2020-12,
+//! with the `jsonschema` crate): all or nothing, or partial credit per required property.
+//!
+//! *Spec:*
+//! - `input` (template, default `{{sample.output_text}}`).
+//! - `schema`: the JSON Schema, inline (an object, compiled once), or a template that reads it
+//!   from the item (default `{{item.schema}}`: an object, or a string holding one; OpenAI's
+//!   `response_format` wrappers `{type: json_schema, json_schema: {schema}}` and
+//!   `{name, schema, strict}` are unwrapped). Item schemas are compiled once each and cached.
+//! - `draft`: `auto` (default: from `$schema`, else 2020-12), `draft4`, `draft6`, `draft7`,
+//!   `draft2019_09`, `draft2020_12`.
+//! - `require_all` (default true): every property a schema lists in `properties` must be
+//!   present, at every level, as in OpenAI's strict structured outputs (a property may still be
+//!   `null` where its type allows it). Without it, a schema whose properties are optional is
+//!   satisfied by `{}`, the cheapest answer there is. `false` follows the schema's `required`.
+//! - `formats` (default true): `format` (`email`, `date-time`, `uri`, ...) is checked, in every
+//!   draft (2019-09 and later treat it as an annotation unless asked).
+//! - `reward`: `all_or_nothing` (default) or `partial`: 1 when valid; otherwise the fraction of
+//!   the root object's required properties that are present and valid, and 0 when anything
+//!   else at the root is wrong (not an object, an unexpected property, a failed `oneOf`, ...).
+//! - `reasoning`: `strip` (default: only what follows the thinking section is read; an output
+//!   that is only reasoning has no JSON) or `keep`.
+//! - `extract`: `auto` (default: `whole` when the whole answer is one JSON value; else, when it
+//!   has code fences, the fenced blocks *and* any object in the prose around them, so a bare
+//!   object beside the fenced one counts as a second answer; else `search`), `whole` (the
+//!   answer, whitespace aside, is one JSON value), `fenced` (only the contents of
+//!   ```` ```json ```` or unlabelled fences; prose is ignored), `search` (top-level objects in
+//!   the prose; arrays only when there is no object, since prose is full of `[1]`).
+//! - Parsing policies, each explicit: `multiple` (several values found: `reject`, default;
+//!   `first`; `last`), `duplicate_keys` (`reject`, default: a key twice in one object, compared
+//!   after unescaping; `last_wins`), `nan_infinity` (`reject`, default; `null`: bare
+//!   `NaN`/`Infinity` read as null), `trailing_text` (text after the value in `whole` mode or
+//!   inside a fence: `reject`, default; `allow`).
+//!
+//! *Example:*
+//! ```yaml
+//! type: json_schema
+//! schema:
+//!   type: object
+//!   properties:
+//!     name: {type: string, minLength: 1}
+//!     age: {type: integer, minimum: 0}
+//!   additionalProperties: false
+//! reward: partial
+//! ```
+//!
+//! *Score and failure modes:* in [0, 1]. An answer with no JSON, JSON that breaks a parsing
+//! policy, or JSON that fails the schema scores 0 (or partial credit): the policy's fault,
+//! status ok. The trace lists every violation with its instance path and keyword (up to 20).
+//! An inline schema that is not a valid schema is a compile error; an item's schema that is
+//! missing or invalid is an error with reason `missing_field` or `bad_schema`, never 0. Remote
+//! `$ref`s are never fetched (a schema that needs one is `bad_schema`), and `pattern`s run on
+//! the linear-time `regex` engine, so a hostile answer cannot make validation backtrack.
+
+mod parse;
+
+use crate::compile::{sync, At, Compiler};
+use crate::node::{ScoreCtx, SyncComponent};
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use crate::template::Template;
+use crate::text::reasoning::Reasoning;
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, Validator};
+use parse::{DuplicateKeys, Extract, Multiple, NanInfinity, NoJson, Policies, TrailingText};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JsonSchemaSpec {
+    /// What is graded (default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The schema: an inline object, or a template reading it from the item (default `{{item.schema}}`).
+    #[serde(default)]
+    pub schema: Option<Value>,
+    #[serde(default)]
+    pub draft: DraftSpec,
+    /// Every listed property must be present, at every level (default true).
+    #[serde(default = "yes")]
+    pub require_all: bool,
+    /// Check `format` keywords (default true).
+    #[serde(default = "yes")]
+    pub formats: bool,
+    #[serde(default)]
+    pub reward: RewardMode,
+    #[serde(default)]
+    pub reasoning: Reasoning,
+    #[serde(default)]
+    pub extract: Extract,
+    #[serde(default)]
+    pub multiple: Multiple,
+    #[serde(default)]
+    pub duplicate_keys: DuplicateKeys,
+    #[serde(default)]
+    pub nan_infinity: NanInfinity,
+    #[serde(default)]
+    pub trailing_text: TrailingText,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DraftSpec {
+    #[default]
+    Auto,
+    Draft4,
+    Draft6,
+    Draft7,
+    #[serde(rename = "draft2019_09")]
+    Draft201909,
+    #[serde(rename = "draft2020_12")]
+    Draft202012,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardMode {
+    #[default]
+    AllOrNothing,
+    Partial,
+}
+
+/// A compiled schema with what partial credit needs: the root's required property names.
+struct Compiled {
+    validator: Validator,
+    required: Vec<String>,
+}
+
+enum Source {
+    Inline(Compiled),
+    Item {
+        template: Template,
+        /// Item schemas by their JSON text. Datasets reuse a few schemas across many rows, and
+        /// building a validator costs far more than running it.
+        cache: Mutex<HashMap<String, Arc<Compiled>>>,
+    },
+}
+
+const CACHE_MAX: usize = 1024;
+const MAX_VIOLATIONS: usize = 20;
+
+pub struct JsonSchemaGrader {
+    input: Template,
+    source: Source,
+    draft: DraftSpec,
+    require_all: bool,
+    formats: bool,
+    reward: RewardMode,
+    reasoning: Reasoning,
+    policies: Policies,
+}
+
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
+    let spec: JsonSchemaSpec = cx.spec(v, at)?;
+    let input = cx.input(spec.input.as_deref(), at);
+    let opts = (spec.draft, spec.require_all, spec.formats);
+    let source = match spec.schema {
+        Some(Value::Object(o)) => match build(Value::Object(o), opts) {
+            Ok(c) => Some(Source::Inline(c)),
+            Err(e) => {
+                cx.err(at, Some("schema"), format!("not a valid JSON Schema: {e}"));
+                None
+            }
+        },
+        Some(Value::String(t)) => cx.template(&t, at, "schema").map(item_source),
+        None => cx
+            .template("{{item.schema}}", at, "schema")
+            .map(item_source),
+        Some(other) => {
+            cx.err(
+                at,
+                Some("schema"),
+                format!(
+                    "expected a schema object or a template string, found {}",
+                    crate::compile::kind_of(&other)
+                ),
+            );
+            None
+        }
+    };
+    Some(sync(JsonSchemaGrader {
+        input: input?,
+        source: source?,
+        draft: spec.draft,
+        require_all: spec.require_all,
+        formats: spec.formats,
+        reward: spec.reward,
+        reasoning: spec.reasoning,
+        policies: Policies {
+            extract: spec.extract,
+            multiple: spec.multiple,
+            duplicate_keys: spec.duplicate_keys,
+            nan_infinity: spec.nan_infinity,
+            trailing_text: spec.trailing_text,
+        },
+    }))
+}
+
+fn item_source(template: Template) -> Source {
+    Source::Item {
+        template,
+        cache: Mutex::new(HashMap::new()),
+    }
+}
+
+/// Builds a validator: unwraps OpenAI's wrappers, applies `require_all`, never fetches.
+fn build(
+    schema: Value,
+    (draft, require_all, formats): (DraftSpec, bool, bool),
+) -> Result<Compiled, String> {
+    let mut schema = unwrap_response_format(schema);
+    if !schema.is_object() && !schema.is_boolean() {
+        return Err(format!(
+            "a schema is an object or a boolean, found {}",
+            crate::compile::kind_of(&schema)
+        ));
+    }
+    if require_all {
+        require_all_properties(&mut schema);
+    }
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut o = jsonschema::options()
+        .should_validate_formats(formats)
+        .with_pattern_options(jsonschema::PatternOptions::regex());
+    let d = match draft {
+        DraftSpec::Auto => None,
+        DraftSpec::Draft4 => Some(Draft::Draft4),
+        DraftSpec::Draft6 => Some(Draft::Draft6),
+        DraftSpec::Draft7 => Some(Draft::Draft7),
+        DraftSpec::Draft201909 => Some(Draft::Draft201909),
+        DraftSpec::Draft202012 => Some(Draft::Draft202012),
+    };
+    if let Some(d) = d {
+        o = o.with_draft(d);
+    }
+    let validator = o.build(&schema).map_err(|e| e.to_string())?;
+    Ok(Compiled {
+        validator,
+        required,
+    })
+}
+
+/// `{type: json_schema, json_schema: {name, schema, strict}}` and `{name, schema, strict}` →
+/// the schema itself: datasets often carry the `response_format` they prompted with.
+fn unwrap_response_format(v: Value) -> Value {
+    let is_wrapper = |o: &Map<String, Value>| {
+        o.get("schema").is_some_and(Value::is_object)
+            && !o.contains_key("$schema")
+            && !o.contains_key("properties")
+            && o.get("type").is_none_or(|t| t == "json_schema")
+    };
+    match v {
+        Value::Object(mut o)
+            if o.get("json_schema").is_some_and(Value::is_object)
+                && !o.contains_key("properties") =>
+        {
+            let inner = o.remove("json_schema").unwrap_or_default();
+            unwrap_response_format(inner)
+        }
+        Value::Object(mut o) if is_wrapper(&o) => o.remove("schema").unwrap_or_default(),
+        v => v,
+    }
+}
+
+/// Makes every property listed in `properties` required, in every subschema (walking only
+/// keywords that hold schemas, so a property *named* `properties` is not mistaken for one).
+fn require_all_properties(s: &mut Value) {
+    let Value::Object(o) = s else { return };
+    if let Some(Value::Object(props)) = o.get("properties") {
+        let names: Vec<Value> = props.keys().map(|k| Value::String(k.clone())).collect();
+        let req = o.entry("required").or_insert_with(|| json!([]));
+        if let Value::Array(r) = req {
+            for n in names {
+                if !r.contains(&n) {
+                    r.push(n);
+                }
+            }
+        }
+    }
+    for (k, v) in o.iter_mut() {
+        match k.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(m) = v {
+                    m.values_mut().for_each(require_all_properties);
+                }
+            }
+            "dependencies" => {
+                if let Value::Object(m) = v {
+                    m.values_mut()
+                        .filter(|d| d.is_object())
+                        .for_each(require_all_properties);
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                if let Value::Array(a) = v {
+                    a.iter_mut().for_each(require_all_properties);
+                }
+            }
+            "items" => match v {
+                Value::Array(a) => a.iter_mut().for_each(require_all_properties),
+                v => require_all_properties(v),
+            },
+            "additionalItems"
+            | "additionalProperties"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => require_all_properties(v),
+            _ => {}
+        }
+    }
+}
+
+impl JsonSchemaGrader {
+    fn schema(&self, s: &Sample) -> Result<Arc<Compiled>, Outcome> {
+        let Source::Item { template, cache } = &self.source else {
+            unreachable!("inline schemas are not looked up")
+        };
+        let v = template.render_value(s).map_err(|m| {
+            // The schema comes from the dataset: a miss is never the policy's fault.
+            Outcome::error(m.reason, m.message)
+        })?;
+        let v: Value = match v.as_ref() {
+            Value::String(t) => serde_json::from_str(t).map_err(|e| {
+                Outcome::error("bad_schema", format!("the item's schema is not JSON: {e}"))
+            })?,
+            other => other.clone(),
+        };
+        let key = v.to_string();
+        if let Some(c) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(c);
+        }
+        let c = Arc::new(
+            build(v, (self.draft, self.require_all, self.formats)).map_err(|e| {
+                Outcome::error("bad_schema", format!("the item's schema is not valid: {e}"))
+            })?,
+        );
+        if let Ok(mut cache) = cache.lock() {
+            if cache.len() >= CACHE_MAX {
+                cache.clear();
+            }
+            cache.insert(key, c.clone());
+        }
+        Ok(c)
+    }
+}
+
+impl SyncComponent for JsonSchemaGrader {
+    fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        let text = match self.input.render(s) {
+            Ok(t) => t,
+            Err(m) => return m.outcome(cx),
+        };
+        let held;
+        let compiled: &Compiled = match &self.source {
+            Source::Inline(c) => c,
+            Source::Item { .. } => match self.schema(s) {
+                Ok(c) => {
+                    held = c;
+                    &held
+                }
+                Err(o) => return o,
+            },
+        };
+        let answer = self.reasoning.apply(&text);
+        if answer.unclosed && answer.text.trim().is_empty() {
+            cx.note(|| "scored 0: the output is only reasoning (no closing tag)".into());
+            return Outcome::ok(0.0);
+        }
+        let (value, mode) = match parse::extract(answer.text, self.policies) {
+            Ok(v) => v,
+            Err(NoJson(m)) => {
+                cx.note(|| format!("scored 0: {m}"));
+                return Outcome::ok(0.0);
+            }
+        };
+        let errors: Vec<_> = compiled.validator.iter_errors(&value).collect();
+        if errors.is_empty() {
+            cx.note(|| format!("valid JSON ({mode})"));
+            return Outcome::ok(1.0);
+        }
+        let reward = match self.reward {
+            RewardMode::AllOrNothing => 0.0,
+            RewardMode::Partial => partial(&value, &compiled.required, &errors),
+        };
+        cx.note(|| {
+            format!(
+                "{} violation{} ({mode}); first: {} at {}",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                errors[0],
+                match errors[0].instance_path().to_string() {
+                    p if p.is_empty() => "the root".to_string(),
+                    p => format!("`{p}`"),
+                }
+            )
+        });
+        cx.detail(|| {
+            json!({
+                "extracted": mode,
+                "violations": errors.iter().take(MAX_VIOLATIONS).map(|e| json!({
+                    "path": e.instance_path().to_string(),
+                    "keyword": e.kind().keyword(),
+                    "message": e.to_string(),
+                })).collect::<Vec<_>>(),
+                "violation_count": errors.len(),
+            })
+        });
+        Outcome::ok(reward)
+    }
+}
+
+/// The fraction of the root's required properties present with no violation inside them; 0
+/// when something is wrong with the root itself.
+fn partial(value: &Value, required: &[String], errors: &[jsonschema::ValidationError]) -> f64 {
+    let Value::Object(obj) = value else {
+        return 0.0;
+    };
+    if required.is_empty() {
+        return 0.0;
+    }
+    let mut bad = std::collections::HashSet::<&str>::default();
+    for e in errors {
+        let path = e.instance_path().to_string();
+        match (path.as_str(), e.kind()) {
+            ("", ValidationErrorKind::Required { .. }) => {}
+            ("", _) => return 0.0,
+            (p, _) => {
+                let first = p[1..].split('/').next().unwrap_or("");
+                if let Some(name) = required.iter().find(|r| escape(r) == first) {
+                    bad.insert(name);
+                }
+            }
+        }
+    }
+    let good = required
+        .iter()
+        .filter(|r| obj.contains_key(r.as_str()) && !bad.contains(r.as_str()))
+        .count();
+    good as f64 / required.len() as f64
+}
+
+/// A property name as one JSON-pointer segment.
+fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains(['~', '/']) {
+        s.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        s.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Program;
+
+    fn score(spec: &Value, out: &str, item: Value) -> (Option<f64>, String) {
+        let p = Program::compile(spec).unwrap();
+        let r = p.score(&Sample::new(out, item));
+        (r.reward, r.status.as_str().to_string())
+    }
+
+    #[test]
+    fn require_all_walks_schema_keywords_only() {
+        let mut s = json!({
+            "type": "object",
+            "properties": {"properties": {"type": "object", "properties": {"x": {}}}, "b": {}},
+            "$defs": {"d": {"properties": {"y": {}}}},
+            "enum": [{"properties": {}}],
+        });
+        require_all_properties(&mut s);
+        assert_eq!(s["required"], json!(["properties", "b"]));
+        assert_eq!(s["properties"]["properties"]["required"], json!(["x"]));
+        assert!(s["properties"].get("required").is_none());
+        assert_eq!(s["$defs"]["d"]["required"], json!(["y"]));
+        assert!(s["enum"][0].get("required").is_none());
+    }
+
+    #[test]
+    fn wrappers_unwrap() {
+        let inner = json!({"type": "object"});
+        assert_eq!(
+            unwrap_response_format(
+                json!({"type": "json_schema", "json_schema": {"name": "x", "schema": inner, "strict": true}})
+            ),
+            inner
+        );
+        assert_eq!(
+            unwrap_response_format(json!({"name": "x", "schema": inner})),
+            inner
+        );
+        // A schema that merely has a property called `schema` stays as it is.
+        let s = json!({"type": "object", "properties": {"schema": {"type": "object"}}});
+        assert_eq!(unwrap_response_format(s.clone()), s);
+    }
+
+    #[test]
+    fn item_schema_is_cached_and_errors_are_errors() {
+        let spec = json!({"type": "json_schema"});
+        let item = json!({"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}});
+        assert_eq!(
+            score(&spec, r#"{"a": 1}"#, item.clone()).0,
+            Some(1.0)
+        );
+        assert_eq!(score(&spec, r#"{"a": "1"}"#, item).0, Some(0.0));
+        let (r, st) = score(&spec, "{}", json!({}));
+        assert_eq!((r, st.as_str()), (None, "error"));
+        let (r, st) = score(&spec, "{}", json!({"schema": {"type": 12}}));
+        assert_eq!((r, st.as_str()), (None, "error"));
+        let (r, _) = score(&spec, "{}", json!({"schema": "{\"type\": \"object\"}"}));
+        assert_eq!(r, Some(1.0));
+    }
+}

@@ -1,0 +1,481 @@
+//! Finding the JSON in an answer and parsing it under explicit policies.
+//!
+//! serde_json alone is lenient where a reward must not be (a duplicated key silently keeps the
+//! last value) and strict where users may want leniency (`NaN`). So a candidate is first scanned
+//! by [`scan`], a small tokenizer that finds where the value ends, every duplicated key (keys
+//! compared after unescaping: `"a"` and `"\u0061"` are the same key) and every bare
+//! `NaN`/`Infinity`; serde_json then parses the (possibly rewritten) text.
+
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::LazyLock;
+
+/// Where the JSON is looked for in the answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Extract {
+    /// `whole` when the answer is JSON; else, with code fences, the fenced blocks and any object
+    /// in the prose around them; else `search`.
+    #[default]
+    Auto,
+    /// The whole answer (surrounding whitespace aside) is one JSON value.
+    Whole,
+    /// The contents of ```` ```json ```` (or unlabelled) code fences; prose around them is ignored.
+    Fenced,
+    /// Every top-level JSON object found in the prose (arrays when there is no object).
+    Search,
+}
+
+/// What to do when several JSON values are found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Multiple {
+    /// Several values are an answer that hedges: score 0.
+    #[default]
+    Reject,
+    First,
+    Last,
+}
+
+/// A key that appears twice in one object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateKeys {
+    /// The JSON is invalid (RFC 8259 says names *should* be unique; parsers disagree on which
+    /// value wins, so a duplicate can show the validator one value and the consumer another).
+    #[default]
+    Reject,
+    /// The last value wins (serde_json, Python's `json`, JavaScript).
+    LastWins,
+}
+
+/// Bare `NaN`, `Infinity`, `-Infinity` (Python's `json.dumps` writes them; JSON does not allow them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NanInfinity {
+    /// The JSON is invalid.
+    #[default]
+    Reject,
+    /// Read as `null`, as JavaScript's `JSON.stringify` writes them.
+    Null,
+}
+
+/// Non-space text after the value (in `whole` mode and inside a fence).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrailingText {
+    #[default]
+    Reject,
+    /// Ignored, like Python's `JSONDecoder.raw_decode`.
+    Allow,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Policies {
+    pub extract: Extract,
+    pub multiple: Multiple,
+    pub duplicate_keys: DuplicateKeys,
+    pub nan_infinity: NanInfinity,
+    pub trailing_text: TrailingText,
+}
+
+/// Why no JSON value could be taken from the answer: the policy's fault, so it scores 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoJson(pub String);
+
+/// How many `{`/`[` positions `search` tries: bounds the work on hostile text such as
+/// thousands of unterminated `{"` openers.
+const SEARCH_TRIES: usize = 256;
+
+static FENCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc|json5)?[ \t]*\r?\n((?s:.*?))^[ \t]*```")
+        .expect("fence regex")
+});
+
+/// The JSON value of the answer under the policies, and which mode found it.
+pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJson> {
+    let mode = match p.extract {
+        Extract::Auto => {
+            let t = answer.trim();
+            if scan(t).is_ok_and(|s| s.end == t.len()) {
+                Extract::Whole
+            } else if FENCE.is_match(answer) {
+                Extract::Auto
+            } else {
+                Extract::Search
+            }
+        }
+        m => m,
+    };
+    let candidates: Vec<(usize, Result<Value, NoJson>)> = match mode {
+        Extract::Whole => {
+            let t = answer.trim();
+            if t.is_empty() {
+                return Err(NoJson("the answer is empty".into()));
+            }
+            return parse_whole(t, p).map(|v| (v, "whole"));
+        }
+        Extract::Fenced => fenced(answer, p),
+        Extract::Search => search(answer, p),
+        Extract::Auto => {
+            // Fences, plus any JSON in the prose between them: a bare object beside the fenced
+            // one is a second answer, not commentary.
+            let mut c = fenced(answer, p);
+            let mut outside = answer.to_string();
+            for m in FENCE.find_iter(answer) {
+                outside.replace_range(m.range(), &" ".repeat(m.len()));
+            }
+            c.extend(search(&outside, p));
+            c.sort_by_key(|(pos, _)| *pos);
+            c
+        }
+    };
+    let how = if mode == Extract::Search {
+        "search"
+    } else {
+        "fenced"
+    };
+    if candidates.is_empty() {
+        return Err(NoJson(match mode {
+            Extract::Search => "no JSON object or array in the answer".into(),
+            _ => "no fenced JSON block in the answer".into(),
+        }));
+    }
+    match &choose(&candidates, p.multiple, "JSON values")?.1 {
+        Ok(v) => Ok((v.clone(), how)),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
+    FENCE
+        .captures_iter(answer)
+        .filter_map(|c| c.get(1))
+        .map(|m| {
+            let r = parse_whole(m.as_str().trim(), p)
+                .map_err(|NoJson(e)| NoJson(format!("in the fenced block: {e}")));
+            (m.start(), r)
+        })
+        .collect()
+}
+
+fn choose<'a, T>(items: &'a [T], m: Multiple, what: &str) -> Result<&'a T, NoJson> {
+    match (items.len(), m) {
+        (0, _) => Err(NoJson(format!("no {what} in the answer"))),
+        (1, _) | (_, Multiple::First) => Ok(&items[0]),
+        (_, Multiple::Last) => Ok(&items[items.len() - 1]),
+        (n, Multiple::Reject) => Err(NoJson(format!(
+            "{n} {what} in the answer (`multiple: reject`)"
+        ))),
+    }
+}
+
+/// One value that must span `t` (trailing text per policy).
+fn parse_whole(t: &str, p: Policies) -> Result<Value, NoJson> {
+    let s = scan(t).map_err(NoJson)?;
+    if !t[s.end..].trim().is_empty() && p.trailing_text == TrailingText::Reject {
+        return Err(NoJson(format!(
+            "text after the JSON value: `{}` (`trailing_text: reject`)",
+            crate::node::shorten(t[s.end..].trim())
+        )));
+    }
+    finish(&t[..s.end], &s, p)
+}
+
+/// Applies the key and NaN policies to a scanned value and parses it.
+fn finish(text: &str, s: &Scan, p: Policies) -> Result<Value, NoJson> {
+    if let (Some(k), DuplicateKeys::Reject) = (&s.duplicate, p.duplicate_keys) {
+        return Err(NoJson(format!(
+            "the key `{k}` appears twice in one object (`duplicate_keys: reject`)"
+        )));
+    }
+    let rewritten;
+    let text = if s.non_finite.is_empty() {
+        text
+    } else if p.nan_infinity == NanInfinity::Reject {
+        return Err(NoJson(
+            "`NaN`/`Infinity` is not JSON (`nan_infinity: reject`)".into(),
+        ));
+    } else {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for &(a, b) in &s.non_finite {
+            out.push_str(&text[last..a]);
+            out.push_str("null");
+            last = b;
+        }
+        out.push_str(&text[last..]);
+        rewritten = out;
+        &rewritten
+    };
+    serde_json::from_str(text).map_err(|e| NoJson(format!("invalid JSON: {e}")))
+}
+
+/// Top-level objects in prose, left to right, each parsed under the policies (a value found
+/// inside an earlier one is part of it, even when the outer one breaks a policy: wrapping a
+/// valid object in an invalid one must not smuggle it through); arrays only when there is no
+/// object, since prose is full of brackets (`see [1]`).
+fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
+    let objects = search_from(answer, p, '{');
+    if objects.is_empty() {
+        search_from(answer, p, '[')
+    } else {
+        objects
+    }
+}
+
+fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Value, NoJson>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut tries = 0;
+    while let Some(off) = answer[i..].find(open) {
+        let start = i + off;
+        tries += 1;
+        if tries > SEARCH_TRIES {
+            break;
+        }
+        match scan(&answer[start..]) {
+            Ok(s) => {
+                out.push((start, finish(&answer[start..start + s.end], &s, p)));
+                i = start + s.end;
+            }
+            Err(_) => i = start + 1,
+        }
+    }
+    out
+}
+
+/// What [`scan`] learns about the value at the start of a text.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Byte offset just past the value.
+    end: usize,
+    duplicate: Option<String>,
+    /// Byte ranges of bare `NaN`/`Infinity`/`-Infinity` tokens.
+    non_finite: Vec<(usize, usize)>,
+}
+
+/// serde_json's nesting limit: deeper input is invalid anyway, and the scanner's stack stays small.
+const MAX_DEPTH: usize = 128;
+
+/// Scans one JSON value (leading whitespace allowed) without building it. Lenient about
+/// everything serde_json checks afterwards; exact about where the value ends.
+fn scan(t: &str) -> Result<Scan, String> {
+    let b = t.as_bytes();
+    let mut s = Scan::default();
+    // One entry per open container: `Some(keys)` for an object, `None` for an array.
+    let mut stack: Vec<Option<std::collections::HashSet<String>>> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    loop {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        if i >= b.len() {
+            return Err("the JSON value is not closed".into());
+        }
+        let c = b[i];
+        match c {
+            b'{' | b'[' => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(format!("nested deeper than {MAX_DEPTH}"));
+                }
+                stack.push((c == b'{').then(Default::default));
+                expect_key = c == b'{';
+                i += 1;
+                continue;
+            }
+            b'}' | b']' => {
+                match stack.pop() {
+                    Some(Some(_)) if c == b'}' => {}
+                    Some(None) if c == b']' => {}
+                    _ => return Err(format!("unexpected `{}`", c as char)),
+                }
+                i += 1;
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return Err("a string is not closed".into());
+                }
+                i += 1;
+                if expect_key {
+                    let key: String =
+                        serde_json::from_str(&t[start..i]).map_err(|e| format!("bad key: {e}"))?;
+                    if let Some(Some(keys)) = stack.last_mut() {
+                        if !keys.insert(key.clone()) && s.duplicate.is_none() {
+                            s.duplicate = Some(key);
+                        }
+                    }
+                    expect_key = false;
+                    continue;
+                }
+            }
+            b',' => {
+                expect_key = matches!(stack.last(), Some(Some(_)));
+                i += 1;
+                continue;
+            }
+            b':' => {
+                i += 1;
+                continue;
+            }
+            _ => {
+                // A number, literal or bare word: runs to the next delimiter.
+                let start = i;
+                while i < b.len()
+                    && !matches!(
+                        b[i],
+                        b',' | b'}'
+                            | b']'
+                            | b':'
+                            | b' '
+                            | b'\t'
+                            | b'\n'
+                            | b'\r'
+                            | b'"'
+                            | b'{'
+                            | b'['
+                    )
+                {
+                    i += 1;
+                }
+                if matches!(&t[start..i], "NaN" | "Infinity" | "-Infinity") {
+                    s.non_finite.push((start, i));
+                }
+            }
+        }
+        if stack.is_empty() {
+            s.end = i;
+            return Ok(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pol() -> Policies {
+        Policies {
+            extract: Extract::Auto,
+            multiple: Multiple::Reject,
+            duplicate_keys: DuplicateKeys::Reject,
+            nan_infinity: NanInfinity::Reject,
+            trailing_text: TrailingText::Reject,
+        }
+    }
+
+    fn get(t: &str, p: Policies) -> Result<Value, String> {
+        extract(t, p).map(|(v, _)| v).map_err(|NoJson(m)| m)
+    }
+
+    #[test]
+    fn modes() {
+        let p = pol();
+        assert_eq!(
+            get(" {\"a\": 1} ", p).unwrap(),
+            serde_json::json!({"a": 1})
+        );
+        assert_eq!(
+            get("Here:\n```json\n{\"a\": 2}\n```\nDone.", p).unwrap(),
+            serde_json::json!({"a": 2})
+        );
+        assert_eq!(
+            get("The result is {\"a\": 3} as asked.", p).unwrap(),
+            serde_json::json!({"a": 3})
+        );
+        assert!(get("two: {\"a\": 1} and {\"a\": 2}", p)
+            .unwrap_err()
+            .contains("2 JSON values"));
+        let last = Policies {
+            multiple: Multiple::Last,
+            ..pol()
+        };
+        assert_eq!(
+            get("{\"a\": 1} then {\"a\": 2}", last).unwrap(),
+            serde_json::json!({"a": 2})
+        );
+        // A valid object inside one that breaks a policy is not an answer of its own.
+        assert!(get(r#"x {"a": {"b": 1}, "a": 2}"#, p)
+            .unwrap_err()
+            .contains("twice"));
+        assert!(get("no json here", p).is_err());
+        assert!(get("", p).is_err());
+    }
+
+    #[test]
+    fn strictness() {
+        let p = pol();
+        assert!(get(r#"{"a": 1, "\u0061": 2}"#, p)
+            .unwrap_err()
+            .contains("twice"));
+        let lw = Policies {
+            duplicate_keys: DuplicateKeys::LastWins,
+            ..pol()
+        };
+        assert_eq!(
+            get(r#"{"a": 1, "a": 2}"#, lw).unwrap(),
+            serde_json::json!({"a": 2})
+        );
+        // The same key in two different objects is fine.
+        assert!(get(r#"[{"a": 1}, {"a": 2}]"#, p).is_ok());
+        assert!(get(r#"{"x": NaN}"#, p).unwrap_err().contains("NaN"));
+        let null = Policies {
+            nan_infinity: NanInfinity::Null,
+            ..pol()
+        };
+        assert_eq!(
+            get(r#"{"x": NaN, "y": [-Infinity, "NaN"]}"#, null).unwrap(),
+            serde_json::json!({"x": null, "y": [null, "NaN"]})
+        );
+        assert!(get(
+            r#"{"a": 1} trailing"#,
+            Policies {
+                extract: Extract::Whole,
+                ..pol()
+            }
+        )
+        .unwrap_err()
+        .contains("after the JSON"));
+        let allow = Policies {
+            extract: Extract::Whole,
+            trailing_text: TrailingText::Allow,
+            ..pol()
+        };
+        assert_eq!(
+            get(r#"{"a": 1} trailing"#, allow).unwrap(),
+            serde_json::json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn scanner_ends() {
+        assert_eq!(scan(r#"{"a": "}"} x"#).unwrap().end, 10);
+        assert_eq!(scan(r#"[1, [2, {"b": "\""}]]"#).unwrap().end, 21);
+        assert!(scan(r#"{"a": 1"#).is_err());
+        assert!(scan(&"[".repeat(200)).is_err());
+        assert_eq!(scan("42 ").unwrap().end, 2);
+    }
+
+    #[test]
+    fn hostile_search_is_bounded() {
+        let t = "{\"".repeat(50_000);
+        let started = std::time::Instant::now();
+        assert!(get(
+            &t,
+            Policies {
+                extract: Extract::Search,
+                ..pol()
+            }
+        )
+        .is_err());
+        assert!(started.elapsed().as_secs() < 5);
+    }
+}
