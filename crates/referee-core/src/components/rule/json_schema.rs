@@ -521,10 +521,7 @@ mod tests {
     fn item_schema_is_cached_and_errors_are_errors() {
         let spec = json!({"type": "json_schema"});
         let item = json!({"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}});
-        assert_eq!(
-            score(&spec, r#"{"a": 1}"#, item.clone()).0,
-            Some(1.0)
-        );
+        assert_eq!(score(&spec, r#"{"a": 1}"#, item.clone()).0, Some(1.0));
         assert_eq!(score(&spec, r#"{"a": "1"}"#, item).0, Some(0.0));
         let (r, st) = score(&spec, "{}", json!({}));
         assert_eq!((r, st.as_str()), (None, "error"));

@@ -328,12 +328,13 @@ impl ToolCall {
     fn load_tools(&self, s: &Sample) -> Result<Option<Tools>, Outcome> {
         let v = match &self.tools {
             Some(t) => match t.render_value(s) {
-                Ok(v) => Some(v.into_owned()),
+                Ok(v) => Some(v),
                 Err(m) => return Err(Outcome::error("bad_tools", m.message)),
             },
             None => ["tools", "functions", "function"]
                 .iter()
-                .find_map(|k| s.item.get(*k).filter(|v| !v.is_null()).cloned()),
+                .find_map(|k| s.item.get(*k).filter(|v| !v.is_null()))
+                .map(std::borrow::Cow::Borrowed),
         };
         match v {
             None => Ok(None),
@@ -390,16 +391,12 @@ impl SyncComponent for ToolCall {
             .iter()
             .filter_map(|c| c.as_ref().err())
             .collect();
-        let actual: Vec<Option<Call>> = found
-            .calls
-            .iter()
-            .map(|c| c.as_ref().ok().cloned())
-            .collect();
+        let actual: Vec<Option<&Call>> = found.calls.iter().map(|c| c.as_ref().ok()).collect();
         let (n, m) = (expected.len(), actual.len());
 
         let decl = |e: &Expected| tools.as_ref().and_then(|t| t.get(&e.name));
         let score = |i: usize, j: usize| {
-            let a = actual[j].as_ref().expect("matched calls parsed");
+            let a = actual[j].expect("matched calls parsed");
             ast::pair_score(&expected[i], a, decl(&expected[i]), self.strings, None)
         };
         // Only the first MAX_MATCHED calls are candidates for matching (the rest count as calls,
@@ -476,7 +473,7 @@ impl SyncComponent for ToolCall {
             for &(i, j, s) in &matching.pairs {
                 if s < 1.0 {
                     let mut p = Vec::new();
-                    let a = actual[j].as_ref().expect("matched calls parsed");
+                    let a = actual[j].expect("matched calls parsed");
                     ast::pair_score(
                         &expected[i],
                         a,

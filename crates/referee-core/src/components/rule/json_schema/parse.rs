@@ -379,10 +379,7 @@ mod tests {
     #[test]
     fn modes() {
         let p = pol();
-        assert_eq!(
-            get(" {\"a\": 1} ", p).unwrap(),
-            serde_json::json!({"a": 1})
-        );
+        assert_eq!(get(" {\"a\": 1} ", p).unwrap(), serde_json::json!({"a": 1}));
         assert_eq!(
             get("Here:\n```json\n{\"a\": 2}\n```\nDone.", p).unwrap(),
             serde_json::json!({"a": 2})

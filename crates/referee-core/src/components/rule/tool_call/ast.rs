@@ -632,7 +632,7 @@ pub struct Matching {
 /// expected × actual matrix of that name): cheap even for a flood of repeated calls.
 pub fn match_any(
     expected: &[Expected],
-    actual: &[Option<Call>],
+    actual: &[Option<&Call>],
     score: &dyn Fn(usize, usize) -> f64,
 ) -> Matching {
     let mut m = Matching::default();
@@ -698,7 +698,7 @@ fn owner<'a>(expected: &'a [Expected], name: &str) -> Option<&'a str> {
 /// (a weighted longest common subsequence over names).
 pub fn match_strict(
     expected: &[Expected],
-    actual: &[Option<Call>],
+    actual: &[Option<&Call>],
     score: &dyn Fn(usize, usize) -> f64,
 ) -> Matching {
     let (n, k) = (expected.len(), actual.len());
@@ -712,7 +712,7 @@ pub fn match_strict(
             if better(best[i][j + 1], b) {
                 b = best[i][j + 1];
             }
-            if let Some(c) = &actual[j] {
+            if let Some(c) = actual[j] {
                 if owner(expected, &c.name) == Some(expected[i].name.as_str()) {
                     let s = score(i, j);
                     cache[i][j] = s;
@@ -802,14 +802,10 @@ mod tests {
     #[test]
     fn matching_is_one_to_one() {
         let e = load_expected(&json!([{"f": {"x": [1]}}, {"f": {"x": [2]}}])).unwrap();
-        let a = vec![
-            Some(call(&json!({"name": "f", "arguments": {"x": 2}}))),
-            Some(call(&json!({"name": "f", "arguments": {"x": 1}}))),
-            Some(call(&json!({"name": "f", "arguments": {"x": 1}}))),
-        ];
-        let score = |i: usize, j: usize| {
-            pair_score(&e[i], a[j].as_ref().unwrap(), None, Strings::Bfcl, None)
-        };
+        let calls = [2, 1, 1].map(|x| call(&json!({"name": "f", "arguments": {"x": x}})));
+        let a: Vec<Option<&Call>> = calls.iter().map(Some).collect();
+        let score =
+            |i: usize, j: usize| pair_score(&e[i], a[j].unwrap(), None, Strings::Bfcl, None);
         let m = match_any(&e, &a, &score);
         assert_eq!(m.pairs.len(), 2);
         assert!(m.pairs.iter().all(|p| p.2 == 1.0));
