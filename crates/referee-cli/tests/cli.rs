@@ -35,6 +35,7 @@ fn check_accepts_every_example() {
         "examples/gsm8k/spec.yaml",
         "examples/r1-format/spec.yaml",
         "examples/openai-multi/grader.json",
+        "examples/tool_calls/spec.yaml",
     ] {
         referee().args(["check", spec]).assert().success();
     }
@@ -63,6 +64,14 @@ fn score_gsm8k_example() {
     insta::assert_snapshot!(score_example(
         "examples/gsm8k/spec.yaml",
         "examples/gsm8k/samples.jsonl"
+    ));
+}
+
+#[test]
+fn score_tool_calls_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/tool_calls/spec.yaml",
+        "examples/tool_calls/rollouts.jsonl"
     ));
 }
 

@@ -155,6 +155,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::json_schema::compile,
     },
     ComponentInfo {
+        type_name: "tool_call",
+        group: "rule",
+        source: src!("rule/tool_call.rs"),
+        schema: schema_of::<r::tool_call::ToolCallSpec>,
+        compile: r::tool_call::compile,
+    },
+    ComponentInfo {
         type_name: "weighted_sum",
         group: "combinator",
         source: src!("combinator/weighted_sum.rs"),

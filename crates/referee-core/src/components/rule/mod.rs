@@ -9,3 +9,4 @@ pub mod math_equiv;
 pub mod numeric;
 pub mod regex;
 mod scan;
+pub mod tool_call;
