@@ -57,6 +57,13 @@ impl Reasoning {
 /// substring search per tag.
 pub fn strip_reasoning(text: &str) -> Answer<'_> {
     let b = text.as_bytes();
+    if memchr::memchr(b'<', b).is_none() {
+        return Answer {
+            text,
+            stripped: false,
+            unclosed: false,
+        };
+    }
     let tag_at = |i: usize, tags: &[&str]| {
         tags.iter()
             .find(|t| b[i..].starts_with(t.as_bytes()))
