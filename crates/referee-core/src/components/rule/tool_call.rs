@@ -99,7 +99,7 @@
 //! No call, a malformed call, wrong JSON, calls only inside the thinking section: wrong
 //! answers, status ok, scored by these rules (format 0). Missing or malformed expected calls in
 //! the item: error `bad_expected_calls`; malformed tool definitions: error `bad_tools`; never a
-//! 0. Compile errors: `weights`, `combine` or `extra_call_penalty` without `reward:
+//! 0 (an item without the field at all: `missing_field`, as everywhere). Compile errors: `weights`, `combine` or `extra_call_penalty` without `reward:
 //! decomposed`; a negative weight or penalty; all weights 0; empty `formats`.
 //!
 //! Deviations from BFCL (its checker agrees with this one on 21,038 of 21,039 outputs generated
@@ -379,7 +379,7 @@ impl SyncComponent for ToolCall {
                 Ok(e) => e,
                 Err(e) => return Outcome::error("bad_expected_calls", e),
             },
-            Err(m) => return Outcome::error("bad_expected_calls", m.message),
+            Err(m) => return Outcome::error(m.reason, m.message),
         };
         let tools = match self.load_tools(s) {
             Ok(t) => t,
@@ -598,6 +598,12 @@ mod tests {
     #[test]
     fn bad_expected_is_an_error() {
         let r = run(&json!({"type": "tool_call"}), "x", json!({}));
+        assert_eq!(r.reason(), Some("missing_field"));
+        let r = run(
+            &json!({"type": "tool_call"}),
+            "x",
+            json!({"ground_truth": 7}),
+        );
         assert_eq!(r.reason(), Some("bad_expected_calls"));
     }
 }
