@@ -36,6 +36,7 @@ fn check_accepts_every_example() {
         "examples/r1-format/spec.yaml",
         "examples/openai-multi/grader.json",
         "examples/tool_calls/spec.yaml",
+        "examples/json_schema/spec.yaml",
     ] {
         referee().args(["check", spec]).assert().success();
     }
@@ -72,6 +73,14 @@ fn score_tool_calls_example() {
     insta::assert_snapshot!(score_example(
         "examples/tool_calls/spec.yaml",
         "examples/tool_calls/rollouts.jsonl"
+    ));
+}
+
+#[test]
+fn score_json_schema_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/json_schema/spec.yaml",
+        "examples/json_schema/rollouts.jsonl"
     ));
 }
 
