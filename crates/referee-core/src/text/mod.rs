@@ -28,8 +28,8 @@ mod fuzzy;
 mod lcs;
 mod meteor;
 mod porter;
-mod rouge;
 pub mod reasoning;
+mod rouge;
 pub mod tokenize;
 
 pub use bleu::{bleu, bleu_tokens, gleu, gleu_tokens};

@@ -106,7 +106,10 @@ mod tests {
 
     #[test]
     fn keep_keeps() {
-        assert_eq!(Reasoning::Keep.apply("<think>a</think>b").text, "<think>a</think>b");
+        assert_eq!(
+            Reasoning::Keep.apply("<think>a</think>b").text,
+            "<think>a</think>b"
+        );
     }
 
     #[test]

@@ -1,0 +1,767 @@
+//! The 25 instruction checkers of Google's IFEval (`instructions.py`, identical in
+//! lm-evaluation-harness), with their exact semantics. Each is built per item from its `kwargs`
+//! ([`build`]) and then run on one response text ([`Check::eval`]).
+//!
+//! Counting rules (as in the reference):
+//! - **words**: runs of `\w` (letters, digits, `_`), nltk `RegexpTokenizer(r"\w+")`: `don't` is
+//!   two words, `state-of-the-art` four.
+//! - **sentences**: NLTK Punkt with its English parameters (see `punkt.rs`).
+//! - **paragraphs**: `length_constraints:number_paragraphs` splits on `***` (with at most one
+//!   whitespace character either side); empty leading/trailing pieces are dropped, an empty
+//!   piece in the middle fails. `nth_paragraph_first_word` splits on `\n\n` instead and drops
+//!   blank pieces from the count (but not from the indexing).
+//! - **bullets**: lines matching `^\s*\*[^*].*$` plus lines matching `^\s*-.*$`; the count
+//!   must be exact. `+`, `•` and numbered items are not bullets.
+//! - **highlights**: `*text*` on one line with non-blank text, plus `**text**`.
+//! - **sections**: occurrences of `<splitter>` (case-sensitive, e.g. `SECTION`) followed by an
+//!   optional whitespace character and a number.
+//! - **placeholders**: `[...]` on one line (shortest match).
+//! - **keywords** are regular expressions in the reference (`re.search(keyword, text, re.I)`)
+//!   and here too; a keyword that is not a valid Rust regex is matched literally. Forbidden
+//!   words must match between word boundaries (`\bword\b`).
+//! - Relations are `less than` (count < N) and `at least` (count ≥ N).
+//!
+//! Where the reference draws a random value for a missing or invalid kwarg (it builds
+//! instructions for prompt generation too), Referee reports `bad_instruction_kwargs` instead:
+//! a grader must not be random.
+
+use super::lang;
+use super::punkt::count_sentences;
+use super::text::{count_capital_words, count_words, is_lower, is_upper, split_ws, strip};
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+/// The 25 instruction ids of IFEval, in the order of its registry.
+pub const IDS: &[&str] = &[
+    "keywords:existence",
+    "keywords:frequency",
+    "keywords:forbidden_words",
+    "keywords:letter_frequency",
+    "language:response_language",
+    "length_constraints:number_sentences",
+    "length_constraints:number_paragraphs",
+    "length_constraints:number_words",
+    "length_constraints:nth_paragraph_first_word",
+    "detectable_content:number_placeholders",
+    "detectable_content:postscript",
+    "detectable_format:number_bullet_lists",
+    "detectable_format:constrained_response",
+    "detectable_format:number_highlighted_sections",
+    "detectable_format:multiple_sections",
+    "detectable_format:json_format",
+    "detectable_format:title",
+    "combination:two_responses",
+    "combination:repeat_prompt",
+    "startend:end_checker",
+    "change_case:capital_word_frequency",
+    "change_case:english_capital",
+    "change_case:english_lowercase",
+    "punctuation:no_comma",
+    "startend:quotation",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rel {
+    LessThan,
+    AtLeast,
+}
+
+impl Rel {
+    fn holds(self, n: usize, k: i64) -> bool {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        match self {
+            Rel::LessThan => n < k,
+            Rel::AtLeast => n >= k,
+        }
+    }
+    fn word(self) -> &'static str {
+        match self {
+            Rel::LessThan => "less than",
+            Rel::AtLeast => "at least",
+        }
+    }
+}
+
+pub enum Check {
+    Existence(Vec<(String, Regex)>),
+    Frequency {
+        keyword: String,
+        re: Regex,
+        n: i64,
+        rel: Rel,
+    },
+    Forbidden(Vec<(String, Regex)>),
+    Letter {
+        letter: char,
+        n: i64,
+        rel: Rel,
+    },
+    Language(String),
+    Sentences {
+        n: i64,
+        rel: Rel,
+    },
+    Paragraphs(i64),
+    Words {
+        n: i64,
+        rel: Rel,
+    },
+    NthParagraph {
+        num: i64,
+        nth: i64,
+        first: String,
+    },
+    Placeholders(i64),
+    Postscript {
+        marker: String,
+        re: Regex,
+    },
+    Bullets(i64),
+    Constrained,
+    Highlights(i64),
+    Sections {
+        splitter: String,
+        re: Regex,
+        n: i64,
+    },
+    Json,
+    Title,
+    TwoResponses,
+    RepeatPrompt(String),
+    End(String),
+    CapitalWords {
+        n: i64,
+        rel: Rel,
+    },
+    EnglishCapital,
+    EnglishLowercase,
+    NoComma,
+    Quotation,
+}
+
+/// Regexes built from kwargs, shared across samples (datasets reuse a few hundred keywords).
+static CACHE: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+
+/// `pattern` with `flags` (e.g. `(?i)`), or `fallback` (the pattern with the kwarg escaped)
+/// when `pattern` is not a valid Rust regex.
+fn cached(flags: &str, pattern: &str, fallback: &str) -> Regex {
+    let key = format!("{flags}\0{pattern}");
+    if let Some(r) = CACHE.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return r;
+    }
+    let re = Regex::new(&format!("{flags}{pattern}"))
+        .or_else(|_| Regex::new(&format!("{flags}{fallback}")))
+        .unwrap_or_else(|_| Regex::new("[^\\s\\S]").expect("static"));
+    if let Ok(mut c) = CACHE.lock() {
+        if c.len() > 10_000 {
+            c.clear();
+        }
+        c.insert(key, re.clone());
+    }
+    re
+}
+
+static BULLET_STAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*\*[^\*].*$").expect("static"));
+static BULLET_DASH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*-.*$").expect("static"));
+static HIGHLIGHT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*[^\n\*]*\*").expect("static"));
+static HIGHLIGHT2: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\*\*[^\n\*]*\*\*").expect("static"));
+static PARA_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?").expect("static"));
+static TITLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<<[^\n]+>>").expect("static"));
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[.*?\]").expect("static"));
+
+const CONSTRAINED: [&str; 3] = [
+    "My answer is yes.",
+    "My answer is no.",
+    "My answer is maybe.",
+];
+
+/// The kwargs of one instruction: nulls are ignored (the HF dataset stores every kwarg of every
+/// type, null where unused); a non-null kwarg the checker does not take is an error (the
+/// reference raises `TypeError` on it).
+struct Kw<'a> {
+    id: &'a str,
+    m: &'a Map<String, Value>,
+}
+
+impl Kw<'_> {
+    fn only(&self, allowed: &[&str]) -> Result<(), String> {
+        for (k, v) in self.m {
+            if !v.is_null() && !allowed.contains(&k.as_str()) {
+                return Err(format!(
+                    "`{}` does not take kwarg `{k}` (it takes {})",
+                    self.id,
+                    if allowed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        allowed.join(", ")
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, k: &str) -> Option<&Value> {
+        self.m.get(k).filter(|v| !v.is_null())
+    }
+
+    fn int(&self, k: &str) -> Result<i64, String> {
+        let v = self
+            .get(k)
+            .ok_or_else(|| format!("`{}` needs kwarg `{k}`", self.id))?;
+        let n = v.as_i64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        });
+        n.ok_or_else(|| format!("`{}`: kwarg `{k}` must be an integer, found {v}", self.id))
+    }
+
+    fn nonneg(&self, k: &str) -> Result<i64, String> {
+        let n = self.int(k)?;
+        if n < 0 {
+            return Err(format!("`{}`: kwarg `{k}` must be ≥ 0, found {n}", self.id));
+        }
+        Ok(n)
+    }
+
+    fn string(&self, k: &str) -> Result<&str, String> {
+        match self.get(k) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+            Some(Value::String(_)) => Err(format!("`{}`: kwarg `{k}` is empty", self.id)),
+            Some(v) => Err(format!(
+                "`{}`: kwarg `{k}` must be a string, found {v}",
+                self.id
+            )),
+            None => Err(format!("`{}` needs kwarg `{k}`", self.id)),
+        }
+    }
+
+    fn strings(&self, k: &str) -> Result<Vec<String>, String> {
+        match self.get(k) {
+            Some(Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                    other => Err(format!(
+                        "`{}`: kwarg `{k}` must list non-empty strings, found {other}",
+                        self.id
+                    )),
+                })
+                .collect(),
+            Some(Value::Array(_)) => Err(format!("`{}`: kwarg `{k}` is an empty list", self.id)),
+            Some(v) => Err(format!(
+                "`{}`: kwarg `{k}` must be a list of strings, found {v}",
+                self.id
+            )),
+            None => Err(format!("`{}` needs kwarg `{k}`", self.id)),
+        }
+    }
+
+    fn rel(&self, k: &str) -> Result<Rel, String> {
+        match self.get(k).and_then(Value::as_str) {
+            Some("less than") => Ok(Rel::LessThan),
+            Some("at least") => Ok(Rel::AtLeast),
+            Some(other) => Err(format!(
+                "`{}`: kwarg `{k}` must be `less than` or `at least`, found `{other}`",
+                self.id
+            )),
+            None => Err(format!(
+                "`{}` needs kwarg `{k}` (`less than` or `at least`)",
+                self.id
+            )),
+        }
+    }
+}
+
+/// Builds the checker for `id` from its kwargs; `None` when `id` is not one of the 25.
+pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, String>> {
+    let k = Kw { id, m: kwargs };
+    let r = (|| -> Result<Check, String> {
+        Ok(match id {
+            "keywords:existence" => {
+                k.only(&["keywords"])?;
+                let mut ks = k.strings("keywords")?;
+                ks.sort();
+                Check::Existence(
+                    ks.into_iter()
+                        .map(|w| {
+                            let re = cached("(?i)", &w, &regex::escape(&w));
+                            (w, re)
+                        })
+                        .collect(),
+                )
+            }
+            "keywords:frequency" => {
+                k.only(&["keyword", "frequency", "relation"])?;
+                let keyword = k.string("keyword")?.trim().to_string();
+                Check::Frequency {
+                    re: cached("(?i)", &keyword, &regex::escape(&keyword)),
+                    keyword,
+                    n: k.nonneg("frequency")?,
+                    rel: k.rel("relation")?,
+                }
+            }
+            "keywords:forbidden_words" => {
+                k.only(&["forbidden_words"])?;
+                let mut ws = k.strings("forbidden_words")?;
+                ws.sort();
+                ws.dedup();
+                Check::Forbidden(
+                    ws.into_iter()
+                        .map(|w| {
+                            let re = cached(
+                                "(?i)",
+                                &format!(r"\b{w}\b"),
+                                &format!(r"\b{}\b", regex::escape(&w)),
+                            );
+                            (w, re)
+                        })
+                        .collect(),
+                )
+            }
+            "keywords:letter_frequency" => {
+                k.only(&["letter", "let_frequency", "let_relation"])?;
+                let l = k.string("letter")?;
+                let mut cs = l.chars();
+                let letter = match (cs.next(), cs.next()) {
+                    (Some(c), None) if c.is_ascii_alphabetic() => c.to_ascii_lowercase(),
+                    _ => {
+                        return Err(format!(
+                            "`{id}`: kwarg `letter` must be one ASCII letter, found `{l}`"
+                        ))
+                    }
+                };
+                Check::Letter {
+                    letter,
+                    n: k.nonneg("let_frequency")?,
+                    rel: k.rel("let_relation")?,
+                }
+            }
+            "language:response_language" => {
+                k.only(&["language"])?;
+                let l = k.string("language")?;
+                if !lang::known(l) {
+                    return Err(format!(
+                        "`{id}`: language `{l}` cannot be identified by Referee's detector"
+                    ));
+                }
+                Check::Language(lang::normalise(l))
+            }
+            "length_constraints:number_sentences" => {
+                k.only(&["num_sentences", "relation"])?;
+                Check::Sentences {
+                    n: k.nonneg("num_sentences")?,
+                    rel: k.rel("relation")?,
+                }
+            }
+            "length_constraints:number_paragraphs" => {
+                k.only(&["num_paragraphs"])?;
+                Check::Paragraphs(k.nonneg("num_paragraphs")?)
+            }
+            "length_constraints:number_words" => {
+                k.only(&["num_words", "relation"])?;
+                Check::Words {
+                    n: k.nonneg("num_words")?,
+                    rel: k.rel("relation")?,
+                }
+            }
+            "length_constraints:nth_paragraph_first_word" => {
+                k.only(&["num_paragraphs", "nth_paragraph", "first_word"])?;
+                let num = k.nonneg("num_paragraphs")?;
+                let nth = k.int("nth_paragraph")?;
+                if nth <= 0 || nth > num {
+                    return Err(format!(
+                        "`{id}`: `nth_paragraph` must be in 1..={num}, found {nth}"
+                    ));
+                }
+                Check::NthParagraph {
+                    num,
+                    nth,
+                    first: k.string("first_word")?.to_lowercase(),
+                }
+            }
+            "detectable_content:number_placeholders" => {
+                k.only(&["num_placeholders"])?;
+                Check::Placeholders(k.nonneg("num_placeholders")?)
+            }
+            "detectable_content:postscript" => {
+                k.only(&["postscript_marker"])?;
+                let marker = k.string("postscript_marker")?.trim().to_string();
+                let pat = match marker.as_str() {
+                    "P.P.S" => r"p\.\s?p\.\s?s".to_string(),
+                    "P.S." => r"p\.\s?s\.".to_string(),
+                    m => m.to_lowercase(),
+                };
+                let re = cached("(?m)", &pat, &regex::escape(&marker.to_lowercase()));
+                Check::Postscript { marker, re }
+            }
+            "detectable_format:number_bullet_lists" => {
+                k.only(&["num_bullets"])?;
+                Check::Bullets(k.nonneg("num_bullets")?)
+            }
+            "detectable_format:constrained_response" => {
+                k.only(&[])?;
+                Check::Constrained
+            }
+            "detectable_format:number_highlighted_sections" => {
+                k.only(&["num_highlights"])?;
+                Check::Highlights(k.nonneg("num_highlights")?)
+            }
+            "detectable_format:multiple_sections" => {
+                k.only(&["section_spliter", "num_sections"])?;
+                let splitter = k.string("section_spliter")?.trim().to_string();
+                let re = cached(
+                    "",
+                    &format!(r"\s?{splitter}\s?\d+\s?"),
+                    &format!(r"\s?{}\s?\d+\s?", regex::escape(&splitter)),
+                );
+                Check::Sections {
+                    splitter,
+                    re,
+                    n: k.nonneg("num_sections")?,
+                }
+            }
+            "detectable_format:json_format" => {
+                k.only(&[])?;
+                Check::Json
+            }
+            "detectable_format:title" => {
+                k.only(&[])?;
+                Check::Title
+            }
+            "combination:two_responses" => {
+                k.only(&[])?;
+                Check::TwoResponses
+            }
+            "combination:repeat_prompt" => {
+                k.only(&["prompt_to_repeat"])?;
+                Check::RepeatPrompt(strip(k.string("prompt_to_repeat")?).to_lowercase())
+            }
+            "startend:end_checker" => {
+                k.only(&["end_phrase"])?;
+                Check::End(strip(k.string("end_phrase")?).to_lowercase())
+            }
+            "change_case:capital_word_frequency" => {
+                k.only(&["capital_frequency", "capital_relation"])?;
+                Check::CapitalWords {
+                    n: k.int("capital_frequency")?,
+                    rel: k.rel("capital_relation")?,
+                }
+            }
+            "change_case:english_capital" => {
+                k.only(&[])?;
+                Check::EnglishCapital
+            }
+            "change_case:english_lowercase" => {
+                k.only(&[])?;
+                Check::EnglishLowercase
+            }
+            "punctuation:no_comma" => {
+                k.only(&[])?;
+                Check::NoComma
+            }
+            "startend:quotation" => {
+                k.only(&[])?;
+                Check::Quotation
+            }
+            _ => return Err(String::new()),
+        })
+    })();
+    match r {
+        Err(e) if e.is_empty() => None,
+        r => Some(r),
+    }
+}
+
+fn verdict(pass: bool, explain: bool, why: impl FnOnce() -> String) -> (bool, Option<String>) {
+    (pass, explain.then(why))
+}
+
+fn rel_why(what: &str, n: usize, rel: Rel, k: i64) -> String {
+    format!("{n} {what}, need {} {k}", rel.word())
+}
+
+impl Check {
+    /// Whether `text` follows the instruction, and (when `explain`) a short reason.
+    pub fn eval(&self, text: &str, explain: bool) -> (bool, Option<String>) {
+        match self {
+            Check::Existence(ks) => {
+                let missing = ks.iter().find(|(_, re)| !re.is_match(text));
+                verdict(missing.is_none(), explain, || match missing {
+                    Some((w, _)) => format!("keyword `{w}` missing"),
+                    None => "all keywords present".into(),
+                })
+            }
+            Check::Frequency {
+                keyword,
+                re,
+                n,
+                rel,
+            } => {
+                let c = re.find_iter(text).count();
+                verdict(rel.holds(c, *n), explain, || {
+                    rel_why(&format!("occurrences of `{keyword}`"), c, *rel, *n)
+                })
+            }
+            Check::Forbidden(ws) => {
+                let found = ws.iter().find(|(_, re)| re.is_match(text));
+                verdict(found.is_none(), explain, || match found {
+                    Some((w, _)) => format!("forbidden word `{w}` used"),
+                    None => "no forbidden word".into(),
+                })
+            }
+            Check::Letter { letter, n, rel } => {
+                let c = text.to_lowercase().chars().filter(|c| c == letter).count();
+                verdict(rel.holds(c, *n), explain, || {
+                    rel_why(&format!("letters `{letter}`"), c, *rel, *n)
+                })
+            }
+            Check::Language(want) => {
+                let got = lang::detect(text);
+                verdict(got == Some(want.as_str()), explain, || match got {
+                    Some(g) => format!("language `{g}`, need `{want}`"),
+                    None => format!("no language detected, need `{want}`"),
+                })
+            }
+            Check::Sentences { n, rel } => {
+                let c = count_sentences(text);
+                verdict(rel.holds(c, *n), explain, || {
+                    rel_why("sentences", c, *rel, *n)
+                })
+            }
+            Check::Paragraphs(n) => {
+                let parts: Vec<&str> = PARA_SPLIT.split(text).collect();
+                let mut count = parts.len();
+                let last = parts.len() - 1;
+                for (i, p) in parts.iter().enumerate() {
+                    if strip(p).is_empty() {
+                        if i == 0 || i == last {
+                            count -= 1;
+                        } else {
+                            return verdict(false, explain, || {
+                                format!("empty paragraph {} between `***` dividers", i + 1)
+                            });
+                        }
+                    }
+                }
+                verdict(count as i64 == *n, explain, || {
+                    format!("{count} paragraphs separated by `***`, need {n}")
+                })
+            }
+            Check::Words { n, rel } => {
+                let c = count_words(text);
+                verdict(rel.holds(c, *n), explain, || rel_why("words", c, *rel, *n))
+            }
+            Check::NthParagraph { num, nth, first } => {
+                let parts: Vec<&str> = text.split("\n\n").collect();
+                let count = parts.iter().filter(|p| !strip(p).is_empty()).count();
+                let nth_u = usize::try_from(*nth).unwrap_or(usize::MAX);
+                if nth_u > count {
+                    return verdict(false, explain, || {
+                        format!("{count} paragraphs, no paragraph {nth}")
+                    });
+                }
+                let para = strip(parts[nth_u - 1]);
+                if para.is_empty() {
+                    return verdict(false, explain, || format!("paragraph {nth} is empty"));
+                }
+                let word = split_ws(para).next().unwrap_or("");
+                let word = strip(word).trim_start_matches('\'').trim_start_matches('"');
+                let got: String = word
+                    .chars()
+                    .take_while(|c| !matches!(c, '.' | ',' | '?' | '!' | '\'' | '"'))
+                    .flat_map(char::to_lowercase)
+                    .collect();
+                let pass = count as i64 == *num && got == *first;
+                verdict(pass, explain, || {
+                    format!(
+                        "{count} paragraphs (need {num}); paragraph {nth} starts with `{got}` (need `{first}`)"
+                    )
+                })
+            }
+            Check::Placeholders(n) => {
+                let c = PLACEHOLDER.find_iter(text).count();
+                verdict(c as i64 >= *n, explain, || {
+                    format!("{c} placeholders, need at least {n}")
+                })
+            }
+            Check::Postscript { marker, re } => {
+                let found = re.is_match(&text.to_lowercase());
+                verdict(found, explain, || {
+                    format!(
+                        "postscript `{marker}` {}",
+                        if found { "found" } else { "not found" }
+                    )
+                })
+            }
+            Check::Bullets(n) => {
+                let c = BULLET_STAR.find_iter(text).count() + BULLET_DASH.find_iter(text).count();
+                verdict(c as i64 == *n, explain, || {
+                    format!("{c} bullet points, need exactly {n}")
+                })
+            }
+            Check::Constrained => {
+                let t = strip(text);
+                let pass = CONSTRAINED.iter().any(|o| t.contains(o));
+                verdict(pass, explain, || {
+                    format!(
+                        "{} of the constrained answers",
+                        if pass {
+                            "contains one"
+                        } else {
+                            "contains none"
+                        }
+                    )
+                })
+            }
+            Check::Highlights(n) => {
+                let single = HIGHLIGHT
+                    .find_iter(text)
+                    .filter(|m| !strip(m.as_str().trim_matches('*')).is_empty())
+                    .count();
+                let double = HIGHLIGHT2
+                    .find_iter(text)
+                    .filter(|m| !strip(&m.as_str()[2..m.as_str().len() - 2]).is_empty())
+                    .count();
+                let c = single + double;
+                verdict(c as i64 >= *n, explain, || {
+                    format!("{c} highlighted sections, need at least {n}")
+                })
+            }
+            Check::Sections { splitter, re, n } => {
+                let c = re.find_iter(text).count();
+                verdict(c as i64 >= *n, explain, || {
+                    format!("{c} sections marked `{splitter} N`, need at least {n}")
+                })
+            }
+            Check::Json => {
+                let t = strip(text);
+                let t = ["```json", "```Json", "```JSON", "```"]
+                    .iter()
+                    .find_map(|p| t.strip_prefix(p))
+                    .unwrap_or(t);
+                let t = strip(t.strip_suffix("```").unwrap_or(t));
+                let ok = serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok();
+                verdict(ok, explain, || {
+                    if ok {
+                        "valid JSON".into()
+                    } else {
+                        "not valid JSON (after removing a ``` fence)".into()
+                    }
+                })
+            }
+            Check::Title => {
+                let ok = TITLE.find_iter(text).any(|m| {
+                    !strip(m.as_str().trim_start_matches('<').trim_end_matches('>')).is_empty()
+                });
+                verdict(ok, explain, || {
+                    if ok {
+                        "has a <<title>>".into()
+                    } else {
+                        "no <<title>>".into()
+                    }
+                })
+            }
+            Check::TwoResponses => {
+                let parts: Vec<&str> = text.split("******").collect();
+                let last = parts.len() - 1;
+                let mut valid = Vec::new();
+                for (i, p) in parts.iter().enumerate() {
+                    if strip(p).is_empty() {
+                        if i != 0 && i != last {
+                            return verdict(false, explain, || {
+                                "an empty response between `******`".into()
+                            });
+                        }
+                    } else {
+                        valid.push(strip(p));
+                    }
+                }
+                let pass = valid.len() == 2 && valid[0] != valid[1];
+                verdict(pass, explain, || {
+                    if valid.len() == 2 && !pass {
+                        "the two responses are identical".into()
+                    } else {
+                        format!(
+                            "{} responses separated by `******`, need 2 different ones",
+                            valid.len()
+                        )
+                    }
+                })
+            }
+            Check::RepeatPrompt(p) => {
+                let pass = strip(text).to_lowercase().starts_with(p.as_str());
+                verdict(pass, explain, || {
+                    format!(
+                        "{} with the prompt",
+                        if pass { "starts" } else { "does not start" }
+                    )
+                })
+            }
+            Check::End(p) => {
+                let t = strip(text).trim_matches('"').to_lowercase();
+                let pass = t.ends_with(p.as_str());
+                verdict(pass, explain, || {
+                    format!("{} with `{p}`", if pass { "ends" } else { "does not end" })
+                })
+            }
+            Check::CapitalWords { n, rel } => {
+                let c = count_capital_words(text);
+                verdict(rel.holds(c, *n), explain, || {
+                    rel_why("words in capitals", c, *rel, *n)
+                })
+            }
+            Check::EnglishCapital => {
+                let up = is_upper(text);
+                let l = if up { lang::detect(text) } else { None };
+                let pass = up && l.is_none_or(|l| l == "en");
+                verdict(pass, explain, || {
+                    if up {
+                        format!("all capitals, language `{}`", l.unwrap_or("?"))
+                    } else {
+                        "not all in capitals".into()
+                    }
+                })
+            }
+            Check::EnglishLowercase => {
+                let low = is_lower(text);
+                let l = if low { lang::detect(text) } else { None };
+                let pass = low && l.is_none_or(|l| l == "en");
+                verdict(pass, explain, || {
+                    if low {
+                        format!("all lower-case, language `{}`", l.unwrap_or("?"))
+                    } else {
+                        "not all lower-case".into()
+                    }
+                })
+            }
+            Check::NoComma => {
+                let pass = !text.contains(',');
+                verdict(pass, explain, || {
+                    if pass {
+                        "no comma".into()
+                    } else {
+                        "contains a comma".into()
+                    }
+                })
+            }
+            Check::Quotation => {
+                let t = strip(text);
+                let pass = t.chars().count() > 1 && t.starts_with('"') && t.ends_with('"');
+                verdict(pass, explain, || {
+                    if pass {
+                        "wrapped in double quotes".into()
+                    } else {
+                        "not wrapped in double quotes".into()
+                    }
+                })
+            }
+        }
+    }
+}

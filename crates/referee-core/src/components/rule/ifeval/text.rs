@@ -1,0 +1,150 @@
+//! Text primitives with Python's meanings, as IFEval's reference code uses them.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Python's `str.isspace` (Unicode `White_Space` plus the ASCII separators U+001C–U+001F).
+pub fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// Python's `str.strip()`.
+pub fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// Python's `str.split()` (on runs of whitespace, no empty pieces).
+pub fn split_ws(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_space).filter(|w| !w.is_empty())
+}
+
+/// Python's `str.isupper()`: at least one cased character and no lower-case one.
+pub fn is_upper(s: &str) -> bool {
+    let mut cased = false;
+    for c in s.chars() {
+        if c.is_lowercase() {
+            return false;
+        }
+        cased |= c.is_uppercase();
+    }
+    cased
+}
+
+/// Python's `str.islower()`: at least one cased character and no upper-case one.
+pub fn is_lower(s: &str) -> bool {
+    let mut cased = false;
+    for c in s.chars() {
+        if c.is_uppercase() {
+            return false;
+        }
+        cased |= c.is_lowercase();
+    }
+    cased
+}
+
+/// Python's `\w`: letters, numbers and `_` (`str.isalnum()` or underscore).
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\p{L}\p{N}_]+").expect("static"));
+
+/// IFEval's `count_words`: the number of `\w+` runs (nltk's `RegexpTokenizer(r"\w+")`), so
+/// `don't` is two words and `state-of-the-art` four.
+pub fn count_words(s: &str) -> usize {
+    if s.is_ascii() {
+        let mut n = 0;
+        let mut inside = false;
+        for b in s.bytes() {
+            let w = b.is_ascii_alphanumeric() || b == b'_';
+            n += usize::from(w && !inside);
+            inside = w;
+        }
+        return n;
+    }
+    WORD.find_iter(s).count()
+}
+
+/// The words of `s` in all capitals, counted the way `nltk.word_tokenize` splits them, which
+/// IFEval's `capital_word_frequency` uses: whitespace-separated chunks are further split at
+/// `, ; : @ # $ % & ? ! ( ) [ ] { } < > "` (a comma or colon followed by a digit stays, as in
+/// `10:30`), at `...` and `--`, and before the contraction suffixes `n't 's 'm 'd 'll 're 've`
+/// (so `DON'T` is two tokens, `DO` and `N'T`, both in capitals). Hyphenated words stay one
+/// token. This reproduces the Treebank rules that can change the count; it is not a full
+/// port (quotes and sentence-final periods are irrelevant to the count and not modelled).
+pub fn count_capital_words(s: &str) -> usize {
+    let mut n = 0;
+    for chunk in split_ws(s) {
+        let mut start = 0;
+        let b = chunk.as_bytes();
+        let mut i = 0;
+        let mut piece = |p: &str, n: &mut usize| {
+            if p.is_empty() {
+                return;
+            }
+            *n += usize::from(is_upper(p));
+        };
+        while i < b.len() {
+            let c = b[i];
+            let split_len = match c {
+                b';' | b'@' | b'#' | b'$' | b'%' | b'&' | b'?' | b'!' | b'(' | b')' | b'['
+                | b']' | b'{' | b'}' | b'<' | b'>' | b'"' => 1,
+                b',' | b':' if !b.get(i + 1).is_some_and(u8::is_ascii_digit) => 1,
+                b'.' if chunk[i..].starts_with("...") => 3,
+                b'-' if chunk[i..].starts_with("--") => 2,
+                _ => 0,
+            };
+            if split_len > 0 {
+                contraction_split(&chunk[start..i], &mut n, &mut piece);
+                i += split_len;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        contraction_split(&chunk[start..], &mut n, &mut piece);
+    }
+    n
+}
+
+fn contraction_split(p: &str, n: &mut usize, piece: &mut impl FnMut(&str, &mut usize)) {
+    let lower = p.to_ascii_lowercase();
+    for suf in ["n't", "'ll", "'re", "'ve", "'s", "'m", "'d"] {
+        if lower.len() > suf.len()
+            && lower.ends_with(suf)
+            && p.is_char_boundary(p.len() - suf.len())
+        {
+            let (a, b) = p.split_at(p.len() - suf.len());
+            piece(a, n);
+            piece(b, n);
+            return;
+        }
+    }
+    piece(p, n);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        assert_eq!(count_words("Hello, world! don't state-of-the-art"), 8);
+        assert_eq!(count_words(""), 0);
+        assert_eq!(count_words("日本語 テキスト"), 2);
+        assert_eq!(count_words("naïve café"), 2);
+    }
+
+    #[test]
+    fn cases() {
+        assert!(is_upper("HELLO 123"));
+        assert!(!is_upper("123"));
+        assert!(!is_upper("HELLo"));
+        assert!(is_lower("hello 123"));
+        assert!(!is_lower("..."));
+    }
+
+    #[test]
+    fn capitals() {
+        assert_eq!(count_capital_words("THIS IS a Test"), 2);
+        assert_eq!(count_capital_words("DON'T STOP"), 3);
+        assert_eq!(count_capital_words("NASA's AI-DRIVEN (USA) A&B"), 5);
+        assert_eq!(count_capital_words("HELLO,WORLD 10:30 AM"), 3);
+    }
+}
