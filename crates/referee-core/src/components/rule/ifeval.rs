@@ -26,10 +26,14 @@
 //!   does; an unclosed reasoning section leaves no answer) or `keep`.
 //! - `input` (template, default `{{sample.output_text}}`).
 //!
-//! The 25 checkers follow the reference exactly where it is deterministic; how words,
-//! sentences (NLTK Punkt, English), paragraphs, bullets, highlights and sections are counted is
-//! documented in `ifeval/checks.rs`, and every known deviation in `ifeval/README.md`
-//! (`referee list ifeval` shows this page).
+//! The 25 checkers follow the reference where it is deterministic. Words are runs of `\w`
+//! (`don't` is two); sentences are NLTK Punkt's with its English parameters; paragraphs are
+//! split on `***` (`number_paragraphs`) or on blank lines (`nth_paragraph_first_word`); bullets
+//! are lines starting with `*` or `-` (exact count); highlights are `*text*` or `**text**`;
+//! relations are `less than` (<) and `at least` (≥). The exact rules, and every deviation
+//! (no random kwargs; a few exploit fixes such as `[]` not being a placeholder; `whatlang` for
+//! language identification), are in `components/rule/ifeval/checks.rs`. The 29 open-instruct
+//! ids are checked by `ifeval/tulu.rs`; loose mode applies to them too.
 //!
 //! *Example:*
 //! ```yaml
@@ -66,6 +70,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `(instruction id, kwargs)` pairs of a row.
+type Pairs = Vec<(String, Map<String, Value>)>;
 
 pub use checks::IDS;
 
@@ -177,10 +185,7 @@ fn fail(reason: &'static str, message: impl Into<String>) -> Failure {
 
 /// The `(id, kwargs)` pairs of one constraint dict (`instruction_id_list` or `instruction_id`
 /// with `kwargs`).
-fn pairs_of(
-    d: &Map<String, Value>,
-    out: &mut Vec<(String, Map<String, Value>)>,
-) -> Result<(), Failure> {
+fn pairs_of(d: &Map<String, Value>, out: &mut Pairs) -> Result<(), Failure> {
     let ids = d
         .get("instruction_id_list")
         .or_else(|| d.get("instruction_id"))
@@ -242,11 +247,7 @@ fn pairs_of(
 }
 
 /// Reads the instructions from a rendered value of any accepted shape.
-fn pairs_from(
-    v: &Value,
-    out: &mut Vec<(String, Map<String, Value>)>,
-    depth: u8,
-) -> Result<(), Failure> {
+fn pairs_from(v: &Value, out: &mut Pairs, depth: u8) -> Result<(), Failure> {
     match v {
         Value::String(s) if depth < 3 => {
             let parsed = serde_json::from_str::<Value>(s)
@@ -277,11 +278,7 @@ fn pairs_from(
 }
 
 impl Ifeval {
-    fn pairs(
-        &self,
-        s: &Sample,
-        cx: &mut ScoreCtx,
-    ) -> Result<Vec<(String, Map<String, Value>)>, Outcome> {
+    fn pairs(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Pairs, Outcome> {
         let mut out = Vec::new();
         let r = if let Some(t) = &self.instructions {
             let v = t.render_value(s).map_err(|m| m.outcome(cx))?;
@@ -438,6 +435,11 @@ impl SyncComponent for Ifeval {
                     "strict"
                 }
             );
+            for ((id, _), (pass, why)) in pairs.iter().zip(&verdicts) {
+                if !pass {
+                    let _ = write!(s, "; `{id}` failed: {}", why.as_deref().unwrap_or(""));
+                }
+            }
             if answer.unclosed {
                 s.push_str("; reasoning never closed: no answer");
             } else if answer.stripped {

@@ -21,15 +21,32 @@
 //!   words must match between word boundaries (`\bword\b`).
 //! - Relations are `less than` (count < N) and `at least` (count ≥ N).
 //!
-//! Where the reference draws a random value for a missing or invalid kwarg (it builds
-//! instructions for prompt generation too), Referee reports `bad_instruction_kwargs` instead:
-//! a grader must not be random.
+//! Deviations from the reference, all deliberate:
+//! - Where the reference draws a random value for a missing or invalid kwarg (it builds
+//!   instructions for prompt generation too), Referee reports `bad_instruction_kwargs`: a grader
+//!   must not be random. A kwarg of 0, `""` or `[]` is taken as given (lm-eval drops falsy
+//!   kwargs and then draws a random one); a non-null kwarg the checker does not take is an
+//!   error (the reference raises `TypeError`).
+//! - Language: `whatlang` instead of `langdetect` (see `lang.rs`); text in which no language
+//!   can be detected (no letters, or only mathematical-alphabet letters) fails
+//!   `response_language` and `english_capital`/`english_lowercase`, which the reference passes
+//!   ("unable to detect" counts as followed there).
+//! - Exploit fixes (`fixtures/exploits/ifeval.yaml`): `[]` and `[ ]` are not placeholders;
+//!   look-alike commas (`，` `﹐` `、` `،` `‚`) break `no_comma`; zero-width characters and soft
+//!   hyphens are removed before looking for forbidden words.
+//! - `capital_word_frequency` splits words like `nltk.word_tokenize` where it changes the count
+//!   (see `text.rs`), not with a full Treebank port.
+//! - `json_format` uses `serde_json`: Python's `json` also accepts `NaN`/`Infinity` and nesting
+//!   deeper than 128 levels.
+//! - Regular expressions built from kwargs (keywords, postscript markers, section splitters)
+//!   use Rust's regex syntax, which equals Python's for plain words and common metacharacters.
 
 use super::lang;
 use super::punkt::count_sentences;
 use super::text::{count_capital_words, count_words, is_lower, is_upper, split_ws, strip};
 use regex::Regex;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
@@ -173,6 +190,20 @@ static HIGHLIGHT2: LazyLock<Regex> =
 static PARA_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?").expect("static"));
 static TITLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<<[^\n]+>>").expect("static"));
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[.*?\]").expect("static"));
+
+/// `,` and the characters that look like it: fullwidth, small and ideographic commas, the
+/// Arabic comma and the low single quotation mark.
+const COMMAS: [char; 6] = [
+    ',', '\u{ff0c}', '\u{fe50}', '\u{3001}', '\u{060c}', '\u{201a}',
+];
+
+/// Zero-width and soft-hyphen characters, invisible when rendered.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}'
+    )
+}
 
 const CONSTRAINED: [&str; 3] = [
     "My answer is yes.",
@@ -510,7 +541,14 @@ impl Check {
                 })
             }
             Check::Forbidden(ws) => {
-                let found = ws.iter().find(|(_, re)| re.is_match(text));
+                // Zero-width characters inside a word hide it from `\bword\b` but not from
+                // a reader: they are removed first (a deviation from the reference).
+                let text: Cow<'_, str> = if text.contains(is_invisible) {
+                    Cow::Owned(text.replace(is_invisible, ""))
+                } else {
+                    Cow::Borrowed(text)
+                };
+                let found = ws.iter().find(|(_, re)| re.is_match(&text));
                 verdict(found.is_none(), explain, || match found {
                     Some((w, _)) => format!("forbidden word `{w}` used"),
                     None => "no forbidden word".into(),
@@ -586,7 +624,11 @@ impl Check {
                 })
             }
             Check::Placeholders(n) => {
-                let c = PLACEHOLDER.find_iter(text).count();
+                // `[]` and `[  ]` are not placeholders (the reference counts them).
+                let c = PLACEHOLDER
+                    .find_iter(text)
+                    .filter(|m| !strip(&m.as_str()[1..m.as_str().len() - 1]).is_empty())
+                    .count();
                 verdict(c as i64 >= *n, explain, || {
                     format!("{c} placeholders, need at least {n}")
                 })
@@ -720,7 +762,7 @@ impl Check {
             Check::EnglishCapital => {
                 let up = is_upper(text);
                 let l = if up { lang::detect(text) } else { None };
-                let pass = up && l.is_none_or(|l| l == "en");
+                let pass = up && l == Some("en");
                 verdict(pass, explain, || {
                     if up {
                         format!("all capitals, language `{}`", l.unwrap_or("?"))
@@ -732,7 +774,7 @@ impl Check {
             Check::EnglishLowercase => {
                 let low = is_lower(text);
                 let l = if low { lang::detect(text) } else { None };
-                let pass = low && l.is_none_or(|l| l == "en");
+                let pass = low && l == Some("en");
                 verdict(pass, explain, || {
                     if low {
                         format!("all lower-case, language `{}`", l.unwrap_or("?"))
@@ -742,7 +784,8 @@ impl Check {
                 })
             }
             Check::NoComma => {
-                let pass = !text.contains(',');
+                // Look-alike commas count as commas (the reference only sees `,`).
+                let pass = !text.contains(COMMAS);
                 verdict(pass, explain, || {
                     if pass {
                         "no comma".into()

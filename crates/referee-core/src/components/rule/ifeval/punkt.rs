@@ -187,8 +187,10 @@ fn word_tokenize(line: &str) -> Vec<&str> {
     out
 }
 
+/// A Punkt token and its annotations (NLTK's `PunktToken`; the flags mirror its attributes).
+#[allow(clippy::struct_excessive_bools)]
 struct Tok {
-    tok: String,
+    text: String,
     ty: String,
     period_final: bool,
     first_upper: bool,
@@ -235,7 +237,7 @@ impl Tok {
             first_lower: first.is_lowercase(),
             is_ellipsis: tok.len() >= 2 && tok.bytes().all(|b| b == b'.'),
             is_initial,
-            tok: tok.to_string(),
+            text: tok.to_string(),
             ty,
             sentbreak: false,
             abbr: false,
@@ -262,7 +264,7 @@ impl Tok {
 
 /// `Some(true)`, `Some(false)` or `None` ("unknown").
 fn ortho_heuristic(t: &Tok) -> Option<bool> {
-    if matches!(t.tok.as_str(), ";" | ":" | "," | "." | "!" | "?") {
+    if matches!(t.text.as_str(), ";" | ":" | "," | "." | "!" | "?") {
         return Some(false);
     }
     let oc = PARAMS
@@ -281,12 +283,12 @@ fn ortho_heuristic(t: &Tok) -> Option<bool> {
 
 fn first_pass(t: &mut Tok) {
     let p = &*PARAMS;
-    if matches!(t.tok.as_str(), "." | "?" | "!") {
+    if matches!(t.text.as_str(), "." | "?" | "!") {
         t.sentbreak = true;
     } else if t.is_ellipsis {
         t.ellipsis = true;
-    } else if t.period_final && !t.tok.ends_with("..") {
-        let stem = t.tok[..t.tok.len() - 1].to_lowercase();
+    } else if t.period_final && !t.text.ends_with("..") {
+        let stem = t.text[..t.text.len() - 1].to_lowercase();
         let last = stem.rsplit('-').next().unwrap_or("");
         if p.abbrev.contains(stem.as_str()) || p.abbrev.contains(last) {
             t.abbr = true;
