@@ -3,8 +3,9 @@
 //! ([`build`]) and then run on one response text ([`Check::eval`]).
 //!
 //! Counting rules (as in the reference):
-//! - **words**: runs of `\w` (letters, digits, `_`), nltk `RegexpTokenizer(r"\w+")`: `don't` is
-//!   two words, `state-of-the-art` four.
+//! - **words**: runs of `\w` (letters, combining marks, digits, `_`), nltk
+//!   `RegexpTokenizer(r"\w+")` as NLTK ≥ 3.10 runs it: `don't` is two words,
+//!   `state-of-the-art` four.
 //! - **sentences**: NLTK Punkt with its English parameters (see `punkt.rs`).
 //! - **paragraphs**: `length_constraints:number_paragraphs` splits on `***` (with at most one
 //!   whitespace character either side); empty leading/trailing pieces are dropped, an empty
@@ -32,7 +33,7 @@
 //!   `response_language` and `english_capital`/`english_lowercase`, which the reference passes
 //!   ("unable to detect" counts as followed there).
 //! - Exploit fixes (`fixtures/exploits/ifeval.yaml`): `[]` and `[ ]` are not placeholders;
-//!   look-alike commas (`，` `﹐` `、` `،` `‚`) break `no_comma`; zero-width characters and soft
+//!   look-alike commas (`，` `﹐` `‚`) break `no_comma`; zero-width characters and soft
 //!   hyphens are removed before looking for forbidden words.
 //! - `capital_word_frequency` splits words like `nltk.word_tokenize` where it changes the count
 //!   (see `text.rs`), not with a full Treebank port.
@@ -102,14 +103,14 @@ impl Rel {
 }
 
 pub enum Check {
-    Existence(Vec<(String, Regex)>),
+    Existence(Vec<(String, Pat)>),
     Frequency {
         keyword: String,
-        re: Regex,
+        re: Pat,
         n: i64,
         rel: Rel,
     },
-    Forbidden(Vec<(String, Regex)>),
+    Forbidden(Vec<(String, Pat)>),
     Letter {
         letter: char,
         n: i64,
@@ -161,6 +162,71 @@ pub enum Check {
 /// Regexes built from kwargs, shared across samples (datasets reuse a few hundred keywords).
 static CACHE: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
 
+/// A keyword: a plain word is searched for literally in the lower-cased text (no regex to
+/// build per keyword); anything with regex syntax is a case-insensitive regex, as in the
+/// reference. `bounded`: between word boundaries (`\bword\b`).
+pub enum Pat {
+    Lit { lower: String, bounded: bool },
+    Re(Regex),
+}
+
+impl Pat {
+    fn new(word: &str, bounded: bool) -> Pat {
+        if regex::escape(word) == word {
+            return Pat::Lit {
+                lower: word.to_lowercase(),
+                bounded,
+            };
+        }
+        if bounded {
+            Pat::Re(cached(
+                "(?i)",
+                &format!(r"\b{word}\b"),
+                &format!(r"\b{}\b", regex::escape(word)),
+            ))
+        } else {
+            Pat::Re(cached("(?i)", word, &regex::escape(word)))
+        }
+    }
+
+    /// Whether it occurs in `text` (`lower` is `text` lower-cased).
+    fn is_match(&self, text: &str, lower: &str) -> bool {
+        match self {
+            Pat::Re(re) => re.is_match(text),
+            Pat::Lit {
+                lower: w,
+                bounded: false,
+            } => lower.contains(w.as_str()),
+            Pat::Lit {
+                lower: w,
+                bounded: true,
+            } => {
+                let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                let (first, last) = (w.chars().next(), w.chars().next_back());
+                let mut from = 0;
+                while let Some(i) = lower[from..].find(w.as_str()).map(|i| i + from) {
+                    let before = lower[..i].chars().next_back();
+                    let after = lower[i + w.len()..].chars().next();
+                    if word(before) != word(first) && word(after) != word(last) {
+                        return true;
+                    }
+                    from = i + first.map_or(1, char::len_utf8);
+                }
+                false
+            }
+        }
+    }
+
+    /// Non-overlapping occurrences, as `re.findall` counts them.
+    fn count(&self, text: &str, lower: &str) -> usize {
+        match self {
+            Pat::Re(re) => re.find_iter(text).count(),
+            Pat::Lit { lower: w, .. } if w.is_empty() => 0,
+            Pat::Lit { lower: w, .. } => lower.matches(w.as_str()).count(),
+        }
+    }
+}
+
 /// `pattern` with `flags` (e.g. `(?i)`), or `fallback` (the pattern with the kwarg escaped)
 /// when `pattern` is not a valid Rust regex.
 fn cached(flags: &str, pattern: &str, fallback: &str) -> Regex {
@@ -191,11 +257,10 @@ static PARA_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?"
 static TITLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<<[^\n]+>>").expect("static"));
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[.*?\]").expect("static"));
 
-/// `,` and the characters that look like it: fullwidth, small and ideographic commas, the
-/// Arabic comma and the low single quotation mark.
-const COMMAS: [char; 6] = [
-    ',', '\u{ff0c}', '\u{fe50}', '\u{3001}', '\u{060c}', '\u{201a}',
-];
+/// `,` and the characters drawn like it: the fullwidth and small commas and the low single
+/// quotation mark. (The ideographic `、` and Arabic `،` commas, drawn differently, are left to
+/// the reference's reading.)
+const COMMAS: [char; 4] = [',', '\u{ff0c}', '\u{fe50}', '\u{201a}'];
 
 /// Zero-width and soft-hyphen characters, invisible when rendered.
 fn is_invisible(c: char) -> bool {
@@ -322,7 +387,7 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
                 Check::Existence(
                     ks.into_iter()
                         .map(|w| {
-                            let re = cached("(?i)", &w, &regex::escape(&w));
+                            let re = Pat::new(&w, false);
                             (w, re)
                         })
                         .collect(),
@@ -332,7 +397,7 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
                 k.only(&["keyword", "frequency", "relation"])?;
                 let keyword = k.string("keyword")?.trim().to_string();
                 Check::Frequency {
-                    re: cached("(?i)", &keyword, &regex::escape(&keyword)),
+                    re: Pat::new(&keyword, false),
                     keyword,
                     n: k.nonneg("frequency")?,
                     rel: k.rel("relation")?,
@@ -346,11 +411,7 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
                 Check::Forbidden(
                     ws.into_iter()
                         .map(|w| {
-                            let re = cached(
-                                "(?i)",
-                                &format!(r"\b{w}\b"),
-                                &format!(r"\b{}\b", regex::escape(&w)),
-                            );
+                            let re = Pat::new(&w, true);
                             (w, re)
                         })
                         .collect(),
@@ -523,7 +584,8 @@ impl Check {
     pub fn eval(&self, text: &str, explain: bool) -> (bool, Option<String>) {
         match self {
             Check::Existence(ks) => {
-                let missing = ks.iter().find(|(_, re)| !re.is_match(text));
+                let lower = text.to_lowercase();
+                let missing = ks.iter().find(|(_, p)| !p.is_match(text, &lower));
                 verdict(missing.is_none(), explain, || match missing {
                     Some((w, _)) => format!("keyword `{w}` missing"),
                     None => "all keywords present".into(),
@@ -535,7 +597,7 @@ impl Check {
                 n,
                 rel,
             } => {
-                let c = re.find_iter(text).count();
+                let c = re.count(text, &text.to_lowercase());
                 verdict(rel.holds(c, *n), explain, || {
                     rel_why(&format!("occurrences of `{keyword}`"), c, *rel, *n)
                 })
@@ -548,7 +610,8 @@ impl Check {
                 } else {
                     Cow::Borrowed(text)
                 };
-                let found = ws.iter().find(|(_, re)| re.is_match(&text));
+                let lower = text.to_lowercase();
+                let found = ws.iter().find(|(_, p)| p.is_match(&text, &lower));
                 verdict(found.is_none(), explain, || match found {
                     Some((w, _)) => format!("forbidden word `{w}` used"),
                     None => "no forbidden word".into(),
