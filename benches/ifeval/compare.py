@@ -6,16 +6,18 @@
 (a) Agreement: every instruction of every row, strict and loose, Referee's verdict (from the
     `--explain` trace) against the reference's; disagreements are printed per instruction type
     and written in full to --out.
-(b) Throughput on one core: `RAYON_NUM_THREADS=1 referee score -j 1 spec rows` (wall time of the
-    whole process: start-up, parsing, scoring, writing) against the reference's checking loop
-    (in-process, time of test_instruction_following_* only: its import and NLTK start-up are
-    not counted). Median of --runs runs each.
+(b) Throughput on one core: `RAYON_NUM_THREADS=1 referee score -j 1 spec rows` (the whole
+    process: start-up, reading and parsing the rows, scoring, writing results) against the
+    reference's checking loop (in-process, test_instruction_following_* only: its imports,
+    NLTK start-up and row parsing are not counted). Wall time and CPU time (user + system; on
+    a shared machine CPU time is the steadier of the two), median of --runs runs each.
 """
 
 import argparse
 import collections
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,10 +46,14 @@ def referee_verdicts(binary, spec, rows_path):
 
 
 def referee_time(binary, spec, rows_path):
+    """(wall seconds, CPU seconds) of one `referee score` process."""
     env = dict(os.environ, RAYON_NUM_THREADS="1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([binary, "score", "-q", "-j", "1", "-o", os.devnull, spec, rows_path], check=True, env=env)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main():
@@ -72,13 +78,14 @@ def main():
                                prompt=r["item"].get("prompt", ""), kwargs=r["item"]["kwargs"])
             for r in rows
         ]
-        times = []
+        walls, cpus = [], []
         ref = None
         for _ in range(a.runs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ref = [test(inp, r["sample"]["output_text"]).follow_instruction_list for inp, r in zip(inputs, rows)]
-            times.append(time.perf_counter() - t0)
-        ref_times[mode] = statistics.median(times)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        ref_times[mode] = (walls, cpus)
         ours = referee_verdicts(a.referee, os.path.join(HERE, f"spec_{mode}.yaml"), a.rows)
         total = agree = errors = 0
         per_type = collections.Counter()
@@ -115,13 +122,18 @@ def main():
     print(f"per-type coverage: {len(per_type_n)} instruction types")
     for mode in ["strict", "loose"]:
         spec = os.path.join(HERE, f"spec_{mode}.yaml")
-        ts = [referee_time(a.referee, spec, a.rows) for _ in range(a.runs)]
-        ours = statistics.median(ts)
-        theirs = ref_times[mode]
+        ours = [referee_time(a.referee, spec, a.rows) for _ in range(a.runs)]
+        o_wall = statistics.median(t[0] for t in ours)
+        o_cpu = statistics.median(t[1] for t in ours)
+        r_wall = statistics.median(ref_times[mode][0])
+        r_cpu = statistics.median(ref_times[mode][1])
         n = len(rows)
-        print(f"[{mode}] one core, {n} rows, median of {a.runs}: Referee {ours:.3f} s ({n / ours:,.0f} rows/s), "
-              f"reference {theirs:.3f} s ({n / theirs:,.0f} rows/s): {theirs / ours:.1f}x "
-              f"(runs: Referee {', '.join(f'{t:.3f}' for t in ts)})")
+        print(f"[{mode}] one core, {n} rows, median of {a.runs}: "
+              f"Referee wall {o_wall:.3f} s / CPU {o_cpu:.3f} s ({n / o_cpu:,.0f} rows per CPU-second); "
+              f"reference wall {r_wall:.3f} s / CPU {r_cpu:.3f} s ({n / r_cpu:,.0f} rows per CPU-second); "
+              f"ratio wall {r_wall / o_wall:.1f}x, CPU {r_cpu / o_cpu:.1f}x")
+        print(f"    runs (wall, CPU): Referee {', '.join(f'({w:.3f}, {c:.3f})' for w, c in ours)}; "
+              f"reference {', '.join(f'({w:.3f}, {c:.3f})' for w, c in zip(*ref_times[mode]))}")
 
 
 if __name__ == "__main__":

@@ -64,16 +64,17 @@ use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
-use crate::text::reasoning::{unwrap_answer_tags, Reasoning};
+use crate::text::reasoning::{unwrap_answer_tags, Answer, Reasoning};
 use checks::Check;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 /// `(instruction id, kwargs)` pairs of a row.
-type Pairs = Vec<(String, Map<String, Value>)>;
+type Pairs<'a> = Vec<(&'a str, &'a Map<String, Value>)>;
 
 pub use checks::IDS;
 
@@ -165,10 +166,10 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 }
 
 /// One instruction of a row, ready to run.
-enum Inst {
+enum Inst<'a> {
     Ifeval(Check),
     /// An open-instruct id, checked by [`tulu::check`].
-    Tulu(Map<String, Value>),
+    Tulu(&'a Map<String, Value>),
 }
 
 struct Failure {
@@ -183,9 +184,12 @@ fn fail(reason: &'static str, message: impl Into<String>) -> Failure {
     }
 }
 
+/// The kwargs of an instruction stored as null or absent.
+static EMPTY: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+
 /// The `(id, kwargs)` pairs of one constraint dict (`instruction_id_list` or `instruction_id`
-/// with `kwargs`).
-fn pairs_of(d: &Map<String, Value>, out: &mut Pairs) -> Result<(), Failure> {
+/// with `kwargs`), borrowed from the row.
+fn pairs_of<'a>(d: &'a Map<String, Value>, out: &mut Pairs<'a>) -> Result<(), Failure> {
     let ids = d
         .get("instruction_id_list")
         .or_else(|| d.get("instruction_id"))
@@ -195,12 +199,12 @@ fn pairs_of(d: &Map<String, Value>, out: &mut Pairs) -> Result<(), Failure> {
                 "no `instruction_id_list` or `instruction_id`",
             )
         })?;
-    let ids: Vec<String> = match ids {
-        Value::String(s) => vec![s.clone()],
+    let ids: Vec<&str> = match ids {
+        Value::String(s) => vec![s.as_str()],
         Value::Array(a) => a
             .iter()
             .map(|v| {
-                v.as_str().map(str::to_string).ok_or_else(|| {
+                v.as_str().ok_or_else(|| {
                     fail(
                         "bad_instructions",
                         format!("instruction id {v} is not a string"),
@@ -215,14 +219,14 @@ fn pairs_of(d: &Map<String, Value>, out: &mut Pairs) -> Result<(), Failure> {
             ))
         }
     };
-    let kwargs: Vec<Map<String, Value>> = match d.get("kwargs") {
-        None | Some(Value::Null) => vec![Map::new(); ids.len()],
-        Some(Value::Object(m)) if ids.len() == 1 => vec![m.clone()],
+    let kwargs: Vec<&Map<String, Value>> = match d.get("kwargs") {
+        None | Some(Value::Null) => vec![&*EMPTY; ids.len()],
+        Some(Value::Object(m)) if ids.len() == 1 => vec![m],
         Some(Value::Array(a)) => a
             .iter()
             .map(|v| match v {
-                Value::Null => Ok(Map::new()),
-                Value::Object(m) => Ok(m.clone()),
+                Value::Null => Ok(&*EMPTY),
+                Value::Object(m) => Ok(m),
                 other => Err(fail(
                     "bad_instruction_kwargs",
                     format!("kwargs must be objects, found {other}"),
@@ -246,8 +250,8 @@ fn pairs_of(d: &Map<String, Value>, out: &mut Pairs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads the instructions from a rendered value of any accepted shape.
-fn pairs_from(v: &Value, out: &mut Pairs, depth: u8) -> Result<(), Failure> {
+/// `v` with every label string (JSON or a Python literal) parsed, borrowed when there is none.
+fn parse_labels(v: &Value, depth: u8) -> Result<Cow<'_, Value>, Failure> {
     match v {
         Value::String(s) if depth < 3 => {
             let parsed = serde_json::from_str::<Value>(s)
@@ -258,8 +262,22 @@ fn pairs_from(v: &Value, out: &mut Pairs, depth: u8) -> Result<(), Failure> {
                         format!("the instructions label is neither JSON nor a Python literal: {e}"),
                     )
                 })?;
-            pairs_from(&parsed, out, depth + 1)
+            Ok(Cow::Owned(parse_labels(&parsed, depth + 1)?.into_owned()))
         }
+        Value::Array(a) if depth < 3 && a.iter().any(Value::is_string) => {
+            Ok(Cow::Owned(Value::Array(
+                a.iter()
+                    .map(|x| parse_labels(x, depth + 1).map(Cow::into_owned))
+                    .collect::<Result<_, _>>()?,
+            )))
+        }
+        _ => Ok(Cow::Borrowed(v)),
+    }
+}
+
+/// Reads the instructions from a value of any accepted shape (labels already parsed).
+fn pairs_from<'a>(v: &'a Value, out: &mut Pairs<'a>, depth: u8) -> Result<(), Failure> {
+    match v {
         Value::Array(a) if depth < 3 => {
             for x in a {
                 pairs_from(x, out, depth + 1)?;
@@ -278,40 +296,34 @@ fn pairs_from(v: &Value, out: &mut Pairs, depth: u8) -> Result<(), Failure> {
 }
 
 impl Ifeval {
-    fn pairs(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Pairs, Outcome> {
-        let mut out = Vec::new();
-        let r = if let Some(t) = &self.instructions {
-            let v = t.render_value(s).map_err(|m| m.outcome(cx))?;
-            pairs_from(&v, &mut out, 0)
-        } else {
-            let item = s.item.as_object();
-            let get = |k: &str| item.and_then(|o| o.get(k)).filter(|v| !v.is_null());
-            let ifeval = get("instruction_id_list");
-            let tulu = get("ground_truth").or_else(|| get("label"));
-            match (self.format, ifeval, tulu) {
-                (Format::Auto | Format::Ifeval, Some(_), _) => {
-                    pairs_of(item.expect("has a field"), &mut out).map_err(|mut f| {
-                        f.message =
-                            format!("item.instruction_id_list / item.kwargs: {}", f.message);
-                        f
-                    })
-                }
-                (Format::Auto | Format::Tulu, _, Some(gt)) => pairs_from(gt, &mut out, 0),
-                (f, _, _) => {
-                    let want = match f {
-                        Format::Ifeval => "`item.instruction_id_list`",
-                        Format::Tulu => "`item.ground_truth` or `item.label`",
-                        Format::Auto => "`item.instruction_id_list` (IFEval) or `item.ground_truth` / `item.label` (open-instruct)",
-                    };
-                    return Err(Outcome::error(
-                        "missing_field",
-                        format!("the row has no instructions: expected {want}"),
-                    ));
-                }
+    /// Where the row's instructions are.
+    fn locate<'a>(&'a self, s: &'a Sample, cx: &mut ScoreCtx) -> Result<Cow<'a, Value>, Outcome> {
+        if let Some(t) = &self.instructions {
+            return t.render_value(s).map_err(|m| m.outcome(cx));
+        }
+        let item = s.item.as_object();
+        let get = |k: &str| item.and_then(|o| o.get(k)).filter(|v| !v.is_null());
+        match (self.format, get("instruction_id_list")) {
+            (Format::Auto | Format::Ifeval, Some(_)) => return Ok(Cow::Borrowed(&s.item)),
+            (Format::Ifeval, None) => {
+                return Err(Outcome::error(
+                    "missing_field",
+                    "the row has no instructions: expected `item.instruction_id_list`",
+                ))
             }
-        };
-        r.map_err(|f| Outcome::error(f.reason, f.message))?;
-        Ok(out)
+            _ => {}
+        }
+        match get("ground_truth").or_else(|| get("label")) {
+            Some(gt) => Ok(Cow::Borrowed(gt)),
+            None => Err(Outcome::error(
+                "missing_field",
+                if self.format == Format::Tulu {
+                    "the row has no instructions: expected `item.ground_truth` or `item.label`"
+                } else {
+                    "the row has no instructions: expected `item.instruction_id_list` (IFEval) or `item.ground_truth` / `item.label` (open-instruct)"
+                },
+            )),
+        }
     }
 }
 
@@ -348,10 +360,18 @@ impl SyncComponent for Ifeval {
             Ok(t) => t,
             Err(m) => return m.outcome(cx),
         };
-        let pairs = match self.pairs(s, cx) {
-            Ok(p) => p,
+        let located = match self.locate(s, cx) {
+            Ok(v) => v,
             Err(o) => return o,
         };
+        let parsed = match parse_labels(&located, 0) {
+            Ok(v) => v,
+            Err(f) => return Outcome::error(f.reason, f.message),
+        };
+        let mut pairs: Pairs<'_> = Vec::new();
+        if let Err(f) = pairs_from(&parsed, &mut pairs, 0) {
+            return Outcome::error(f.reason, f.message);
+        }
         if pairs.is_empty() {
             return Outcome::error("no_instructions", "the row's instruction list is empty");
         }
@@ -360,7 +380,7 @@ impl SyncComponent for Ifeval {
             match checks::build(id, kw) {
                 Some(Ok(c)) => insts.push(Inst::Ifeval(c)),
                 Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),
-                None if tulu::IDS.contains(&id.as_str()) => insts.push(Inst::Tulu(kw.clone())),
+                None if tulu::IDS.contains(id) => insts.push(Inst::Tulu(kw)),
                 None => {
                     return Outcome::error(
                         "unknown_instruction",
@@ -373,7 +393,16 @@ impl SyncComponent for Ifeval {
             }
         }
 
-        let answer = self.reasoning.apply(&raw);
+        // No `<`, no tags: skip the tag scans (most outputs of non-reasoning models).
+        let answer = if raw.contains('<') {
+            self.reasoning.apply(&raw)
+        } else {
+            Answer {
+                text: &raw,
+                stripped: false,
+                unclosed: false,
+            }
+        };
         let unwrapped = if self.reasoning == Reasoning::Strip {
             unwrap_answer_tags(answer.text)
         } else {

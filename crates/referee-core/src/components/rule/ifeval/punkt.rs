@@ -14,6 +14,7 @@
 //! Python's `str` methods use slightly different tables (they differ on a handful of control
 //! and combining characters); `\d` is approximated by Unicode numeric characters.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
@@ -22,8 +23,8 @@ const DATA: &str = include_str!("punkt_english.txt");
 struct Params {
     abbrev: HashSet<&'static str>,
     starters: HashSet<&'static str>,
-    /// `first\0second` pairs.
-    colloc: HashSet<String>,
+    /// 37 pairs: a scan is as fast as a hash.
+    colloc: Vec<(&'static str, &'static str)>,
     ortho: HashMap<&'static str, u32>,
 }
 
@@ -31,7 +32,7 @@ static PARAMS: LazyLock<Params> = LazyLock::new(|| {
     let mut p = Params {
         abbrev: HashSet::new(),
         starters: HashSet::new(),
-        colloc: HashSet::new(),
+        colloc: Vec::new(),
         ortho: HashMap::new(),
     };
     for line in DATA.lines() {
@@ -44,7 +45,7 @@ static PARAMS: LazyLock<Params> = LazyLock::new(|| {
                 p.starters.insert(s);
             }
             (Some("c"), Some(a), Some(b)) => {
-                p.colloc.insert(format!("{a}\0{b}"));
+                p.colloc.push((a, b));
             }
             (Some("o"), Some(k), Some(v)) => {
                 p.ortho.insert(k, v.parse().unwrap_or(0));
@@ -189,9 +190,9 @@ fn word_tokenize(line: &str) -> Vec<&str> {
 
 /// A Punkt token and its annotations (NLTK's `PunktToken`; the flags mirror its attributes).
 #[allow(clippy::struct_excessive_bools)]
-struct Tok {
-    text: String,
-    ty: String,
+struct Tok<'a> {
+    text: &'a str,
+    ty: Cow<'a, str>,
     period_final: bool,
     first_upper: bool,
     first_lower: bool,
@@ -219,11 +220,15 @@ fn is_numeric_type(s: &str) -> bool {
     cs.all(|c| is_digit(c) || matches!(c, ',' | '.' | '-'))
 }
 
-impl Tok {
-    fn new(tok: &str) -> Tok {
-        let lower = tok.to_lowercase();
+impl<'a> Tok<'a> {
+    fn new(tok: &'a str) -> Tok<'a> {
+        let lower: Cow<'a, str> = if tok.chars().any(char::is_uppercase) {
+            Cow::Owned(tok.to_lowercase())
+        } else {
+            Cow::Borrowed(tok)
+        };
         let ty = if is_numeric_type(&lower) {
-            "##number##".to_string()
+            Cow::Borrowed("##number##")
         } else {
             lower
         };
@@ -237,7 +242,7 @@ impl Tok {
             first_lower: first.is_lowercase(),
             is_ellipsis: tok.len() >= 2 && tok.bytes().all(|b| b == b'.'),
             is_initial,
-            text: tok.to_string(),
+            text: tok,
             ty,
             sentbreak: false,
             abbr: false,
@@ -263,8 +268,8 @@ impl Tok {
 }
 
 /// `Some(true)`, `Some(false)` or `None` ("unknown").
-fn ortho_heuristic(t: &Tok) -> Option<bool> {
-    if matches!(t.text.as_str(), ";" | ":" | "," | "." | "!" | "?") {
+fn ortho_heuristic(t: &Tok<'_>) -> Option<bool> {
+    if matches!(t.text, ";" | ":" | "," | "." | "!" | "?") {
         return Some(false);
     }
     let oc = PARAMS
@@ -281,9 +286,9 @@ fn ortho_heuristic(t: &Tok) -> Option<bool> {
     None
 }
 
-fn first_pass(t: &mut Tok) {
+fn first_pass(t: &mut Tok<'_>) {
     let p = &*PARAMS;
-    if matches!(t.text.as_str(), "." | "?" | "!") {
+    if matches!(t.text, "." | "?" | "!") {
         t.sentbreak = true;
     } else if t.is_ellipsis {
         t.ellipsis = true;
@@ -298,15 +303,16 @@ fn first_pass(t: &mut Tok) {
     }
 }
 
-fn second_pass(t1: &mut Tok, t2: &Tok) {
+fn second_pass(t1: &mut Tok<'_>, t2: &Tok<'_>) {
     let p = &*PARAMS;
     if !t1.period_final {
         return;
     }
-    let typ = t1.type_no_period().to_string();
+    let typ = t1.type_no_period();
     let next_typ = t2.type_no_sentperiod();
     let initial = t1.is_initial;
-    if p.colloc.contains(&format!("{typ}\0{next_typ}")) {
+    let number = typ == "##number##";
+    if p.colloc.iter().any(|&(a, b)| a == typ && b == next_typ) {
         t1.sentbreak = false;
         t1.abbr = true;
         return;
@@ -321,7 +327,7 @@ fn second_pass(t1: &mut Tok, t2: &Tok) {
             return;
         }
     }
-    if initial || typ == "##number##" {
+    if initial || number {
         let s = ortho_heuristic(t2);
         if s == Some(false) {
             t1.sentbreak = false;
@@ -420,8 +426,9 @@ pub fn count_sentences(text: &str) -> usize {
     let mut last_break = 0;
     let mut prev: Option<(Cand, (usize, usize))> = None;
     let mut decide = |c: &Cand, word: (usize, usize), last_break: &mut usize| {
-        let context = format!("{}{}", &text[word.0..word.1], &text[c.at..c.after_end]);
-        if contains_sentbreak(&context) {
+        // The previous word ends where the candidate starts: the context is one slice.
+        debug_assert_eq!(word.1, c.at);
+        if contains_sentbreak(&text[word.0..c.after_end]) {
             slices.push((*last_break, c.at + 1));
             *last_break = c.next_tok.unwrap_or(c.at + 1);
         }
