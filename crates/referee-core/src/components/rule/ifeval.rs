@@ -364,12 +364,12 @@ impl SyncComponent for Ifeval {
             Ok(v) => v,
             Err(o) => return o,
         };
-        let parsed = match parse_labels(&located, 0) {
+        let labels = match parse_labels(&located, 0) {
             Ok(v) => v,
             Err(f) => return Outcome::error(f.reason, f.message),
         };
         let mut pairs: Pairs<'_> = Vec::new();
-        if let Err(f) = pairs_from(&parsed, &mut pairs, 0) {
+        if let Err(f) = pairs_from(&labels, &mut pairs, 0) {
             return Outcome::error(f.reason, f.message);
         }
         if pairs.is_empty() {
@@ -424,6 +424,7 @@ impl SyncComponent for Ifeval {
                 Mode::Strict => vec![Cow::Borrowed(text)],
                 Mode::Loose => loose_variants(text),
             };
+            let mut memo = checks::Memo::default();
             for ((id, _), inst) in pairs.iter().zip(&insts) {
                 let mut v = (false, None);
                 for r in &variants {
@@ -431,7 +432,7 @@ impl SyncComponent for Ifeval {
                         continue;
                     }
                     v = match inst {
-                        Inst::Ifeval(c) => c.eval(r, explain),
+                        Inst::Ifeval(c) => c.eval(r, explain, &mut memo),
                         Inst::Tulu(kw) => match tulu::check(id, kw, r) {
                             Some(Ok(b)) => (b, None),
                             Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),

@@ -571,6 +571,26 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
     }
 }
 
+/// What one sample's checks share: language identification is the costliest step and several
+/// instructions (`response_language`, `english_capital`, ...) may ask it of the same text.
+#[derive(Default)]
+pub struct Memo {
+    /// (address, length) of a text that lives for the whole scoring of the sample → language.
+    lang: Vec<(usize, usize, Option<&'static str>)>,
+}
+
+impl Memo {
+    fn lang(&mut self, text: &str) -> Option<&'static str> {
+        let key = (text.as_ptr() as usize, text.len());
+        if let Some(&(_, _, l)) = self.lang.iter().find(|e| (e.0, e.1) == key) {
+            return l;
+        }
+        let l = lang::detect(text);
+        self.lang.push((key.0, key.1, l));
+        l
+    }
+}
+
 fn verdict(pass: bool, explain: bool, why: impl FnOnce() -> String) -> (bool, Option<String>) {
     (pass, explain.then(why))
 }
@@ -581,7 +601,7 @@ fn rel_why(what: &str, n: usize, rel: Rel, k: i64) -> String {
 
 impl Check {
     /// Whether `text` follows the instruction, and (when `explain`) a short reason.
-    pub fn eval(&self, text: &str, explain: bool) -> (bool, Option<String>) {
+    pub fn eval(&self, text: &str, explain: bool, memo: &mut Memo) -> (bool, Option<String>) {
         match self {
             Check::Existence(ks) => {
                 let lower = text.to_lowercase();
@@ -624,7 +644,7 @@ impl Check {
                 })
             }
             Check::Language(want) => {
-                let got = lang::detect(text);
+                let got = memo.lang(text);
                 verdict(got == Some(want.as_str()), explain, || match got {
                     Some(g) => format!("language `{g}`, need `{want}`"),
                     None => format!("no language detected, need `{want}`"),
@@ -824,7 +844,7 @@ impl Check {
             }
             Check::EnglishCapital => {
                 let up = is_upper(text);
-                let l = if up { lang::detect(text) } else { None };
+                let l = if up { memo.lang(text) } else { None };
                 let pass = up && l == Some("en");
                 verdict(pass, explain, || {
                     if up {
@@ -836,7 +856,7 @@ impl Check {
             }
             Check::EnglishLowercase => {
                 let low = is_lower(text);
-                let l = if low { lang::detect(text) } else { None };
+                let l = if low { memo.lang(text) } else { None };
                 let pass = low && l == Some("en");
                 verdict(pass, explain, || {
                     if low {
