@@ -38,6 +38,11 @@
 //!   becomes its own token), so the approximation can only move a mid-text `.` in or out of the
 //!   preceding token after an abbreviation, initial or number.
 
+#![allow(
+    clippy::unnecessary_wraps,
+    reason = "every checker has the dispatch table's signature, errors or not"
+)]
+
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -81,7 +86,12 @@ type Checker = fn(&Args, &str) -> Result<bool, String>;
 /// Checks `response` against instruction `id` with its `kwargs`.
 ///
 /// `None`: `id` is not one of [`IDS`]. `Err(msg)`: the kwargs are missing/ill-typed for this id.
-pub fn check(id: &str, kwargs: &Map<String, Value>, response: &str) -> Option<Result<bool, String>> {
+/// A blank response (empty or whitespace only) never follows an instruction.
+pub fn check(
+    id: &str,
+    kwargs: &Map<String, Value>,
+    response: &str,
+) -> Option<Result<bool, String>> {
     let (takes, checker): (&[&str], Checker) = match id {
         "copy:copy" | "copy:copying_simple" => (&["prompt_to_repeat"], copy),
         "copy:copying_multiple" => (&["prompt_to_repeat", "N"], copying_multiple),
@@ -100,14 +110,18 @@ pub fn check(id: &str, kwargs: &Map<String, Value>, response: &str) -> Option<Re
         "keywords:no_adjacent_consecutive" => (&[], no_adjacent_consecutive),
         "keywords:palindrome" => (&[], palindrome),
         "keywords:start_end" => (&[], start_end),
-        "keywords:word_count_different_numbers" => {
-            (&["keyword", "frequency", "relation"], word_count_different_numbers)
-        }
+        "keywords:word_count_different_numbers" => (
+            &["keyword", "frequency", "relation"],
+            word_count_different_numbers,
+        ),
         "keywords:word_once" => (&["keyword"], word_once),
         "last_word:last_word_answer" => (&["last_word"], last_word_answer),
         "last_word:last_word_sent" => (&["last_word"], last_word_sent),
         "letters:letter_counting" => (&["N", "relation"], letter_counting),
-        "letters:letter_counting2" => (&["letter", "let_frequency", "let_relation"], letter_counting2),
+        "letters:letter_counting2" => (
+            &["letter", "let_frequency", "let_relation"],
+            letter_counting2,
+        ),
         "new:copy_span_idx" => (&["prompt_to_repeat", "n_start", "n_end"], copy_span_idx),
         "paragraphs:paragraphs" => (&[], paragraphs),
         "paragraphs:paragraphs2" => (&[], paragraphs2),
@@ -116,7 +130,15 @@ pub fn check(id: &str, kwargs: &Map<String, Value>, response: &str) -> Option<Re
         _ => return None,
     };
     let args = Args(kwargs);
-    Some(args.only(takes).and_then(|()| checker(&args, response)))
+    // A blank response follows nothing: open-instruct's verifier scores an empty answer 0 before
+    // any checker runs, which closes the checkers that a blank text meets vacuously
+    // (`square_brackets`, `first_word_sent`, `punctuation_dot`, ...). Kwargs errors still win.
+    let blank = py_strip(response).is_empty();
+    Some(
+        args.only(takes)
+            .and_then(|()| checker(&args, response))
+            .map(|followed| followed && !blank),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,9 +176,15 @@ impl Args<'_> {
                 let expected = if takes.is_empty() {
                     "none".to_owned()
                 } else {
-                    takes.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    takes
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
-                return Err(format!("unexpected kwarg `{key}` (this instruction takes {expected})"));
+                return Err(format!(
+                    "unexpected kwarg `{key}` (this instruction takes {expected})"
+                ));
             }
         }
         Ok(())
@@ -190,7 +218,9 @@ impl Args<'_> {
         let Some(value) = self.get(key) else {
             return Err(missing(key));
         };
-        let number = value.as_number().ok_or_else(|| format!("`{key}` must be an integer"))?;
+        let number = value
+            .as_number()
+            .ok_or_else(|| format!("`{key}` must be an integer"))?;
         if let Some(n) = number.as_i64() {
             return Ok(n);
         }
@@ -214,7 +244,9 @@ impl Args<'_> {
             None => Err(missing(key)),
             Some(Value::String(s)) if s == "less than" => Ok(Relation::LessThan),
             Some(Value::String(s)) if s == "at least" => Ok(Relation::AtLeast),
-            Some(other) => Err(format!("`{key}` must be \"less than\" or \"at least\", got {other}")),
+            Some(other) => Err(format!(
+                "`{key}` must be \"less than\" or \"at least\", got {other}"
+            )),
         }
     }
 }
@@ -358,7 +390,7 @@ fn lowercase_counting(a: &Args, response: &str) -> Result<bool, String> {
 
 /// `detectable_format:bigram_wrapping`: splitting on whitespace, for every pair of words at
 /// positions (0, 1), (2, 3), … the first starts with `<<` and the second ends with `>>`. A
-/// trailing odd word is not checked; an empty response passes.
+/// trailing odd word is not checked, so a one-word response passes (a hole kept for fidelity).
 fn bigram_wrapping(_: &Args, response: &str) -> Result<bool, String> {
     let words: Vec<&str> = py_split(response).collect();
     Ok(words
@@ -371,11 +403,14 @@ fn bigram_wrapping(_: &Args, response: &str) -> Result<bool, String> {
 /// space: each part must carry no surrounding whitespace and equal its sentence.
 fn sentence_hyphens(_: &Args, response: &str) -> Result<bool, String> {
     let gold = split_into_sentences(&response.replace('-', " "));
-    Ok(response.split('-').zip(&gold).all(|(part, sentence)| py_strip(part) == part && part == sentence))
+    Ok(response
+        .split('-')
+        .zip(&gold)
+        .all(|(part, sentence)| py_strip(part) == part && part == sentence))
 }
 
 /// `detectable_format:square_brackets`: every whitespace-separated word starts with `[` and ends
-/// with `]` (`[two words]` is two words and fails). An empty response passes.
+/// with `]` (`[two words]` is two words and fails).
 fn square_brackets(_: &Args, response: &str) -> Result<bool, String> {
     Ok(py_split(response).all(|w| w.starts_with('[') && w.ends_with(']')))
 }
@@ -392,8 +427,7 @@ fn first_word_answer(a: &Args, response: &str) -> Result<bool, String> {
 
 /// `first_word:first_word_sent`: every sentence of `split_into_sentences` begins with
 /// `first_word` (a string, or the first item of a list; stripped) ignoring case, comparing the
-/// sentence's first whitespace-separated word with its punctuation. A response with no sentence
-/// passes (vacuously, as in the reference).
+/// sentence's first whitespace-separated word with its punctuation.
 fn first_word_sent(a: &Args, response: &str) -> Result<bool, String> {
     let want = lower(py_strip(a.text_or_first("first_word")?));
     Ok(split_into_sentences(response)
@@ -406,18 +440,21 @@ fn first_word_sent(a: &Args, response: &str) -> Result<bool, String> {
 /// A blank response fails (the reference raises `IndexError` there).
 fn last_word_answer(a: &Args, response: &str) -> Result<bool, String> {
     let want = lower(py_strip(a.text("last_word")?));
-    Ok(py_split(response).last().is_some_and(|w| lower(&strip_punct(w)) == want))
+    Ok(py_split(response)
+        .last()
+        .is_some_and(|w| lower(&strip_punct(w)) == want))
 }
 
 /// `last_word:last_word_sent`: every sentence of `split_into_sentences` ends with `last_word` (a
 /// string, or the first item of a list; stripped), comparing the sentence's last
-/// whitespace-separated word with its non-word characters removed, ignoring case. A response
-/// with no sentence passes.
+/// whitespace-separated word with its non-word characters removed, ignoring case.
 fn last_word_sent(a: &Args, response: &str) -> Result<bool, String> {
     let want = lower(py_strip(a.text_or_first("last_word")?));
-    Ok(split_into_sentences(response)
-        .iter()
-        .all(|s| py_split(s).last().is_some_and(|w| lower(&strip_punct(w)) == want)))
+    Ok(split_into_sentences(response).iter().all(|s| {
+        py_split(s)
+            .last()
+            .is_some_and(|w| lower(&strip_punct(w)) == want)
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,7 +485,10 @@ fn keyword_specific_position(a: &Args, response: &str) -> Result<bool, String> {
         return Ok(false);
     };
     let words = word_tokenize(sentence);
-    Ok(usize::try_from(m - 1).ok().and_then(|i| words.get(i)).is_some_and(|w| w == keyword))
+    Ok(usize::try_from(m - 1)
+        .ok()
+        .and_then(|i| words.get(i))
+        .is_some_and(|w| w == keyword))
 }
 
 /// `keywords:no_adjacent_consecutive`: for each pair of adjacent whitespace-separated words, the
@@ -699,16 +739,30 @@ fn split_into_sentences(text: &str) -> Vec<String> {
     t = r.digits.replace_all(&t, "${1}<prd>${2}").into_owned();
     t = r
         .multiple_dots
-        .replace_all(&t, |c: &regex::Captures| format!("{}<stop>", "<prd>".repeat(c[0].len())))
+        .replace_all(&t, |c: &regex::Captures| {
+            format!("{}<stop>", "<prd>".repeat(c[0].len()))
+        })
         .into_owned();
     if t.contains("Ph.D") {
         t = t.replace("Ph.D.", "Ph<prd>D<prd>");
     }
     t = r.single_initial.replace_all(&t, " ${1}<prd> ").into_owned();
-    t = r.acronym_starter.replace_all(&t, "${1}<stop> ${2}").into_owned();
-    t = r.three_letters.replace_all(&t, "${1}<prd>${2}<prd>${3}<prd>").into_owned();
-    t = r.two_letters.replace_all(&t, "${1}<prd>${2}<prd>").into_owned();
-    t = r.suffix_starter.replace_all(&t, " ${1}<stop> ${2}").into_owned();
+    t = r
+        .acronym_starter
+        .replace_all(&t, "${1}<stop> ${2}")
+        .into_owned();
+    t = r
+        .three_letters
+        .replace_all(&t, "${1}<prd>${2}<prd>${3}<prd>")
+        .into_owned();
+    t = r
+        .two_letters
+        .replace_all(&t, "${1}<prd>${2}<prd>")
+        .into_owned();
+    t = r
+        .suffix_starter
+        .replace_all(&t, " ${1}<stop> ${2}")
+        .into_owned();
     t = r.suffix.replace_all(&t, " ${1}<prd>").into_owned();
     t = r.space_letter.replace_all(&t, " ${1}<prd>").into_owned();
     t = t
@@ -732,37 +786,47 @@ fn split_into_sentences(text: &str) -> Vec<String> {
 
 /// NLTK `word_tokenize(text)`.
 fn word_tokenize(text: &str) -> Vec<String> {
-    punkt_sentences(text).into_iter().flat_map(treebank_tokenize).collect()
+    punkt_sentences(text)
+        .into_iter()
+        .flat_map(treebank_tokenize)
+        .collect()
 }
 
 /// Characters Punkt never lets inside a word (`_re_non_word_chars`).
-const PUNKT_NON_WORD: &[char] = &['?', '!', ')', '"', ';', '}', ']', '*', ':', '@', '\'', '(', '{', '['];
+const PUNKT_NON_WORD: &[char] = &[
+    '?', '!', ')', '"', ';', '}', ']', '*', ':', '@', '\'', '(', '{', '[',
+];
 /// Characters that cannot start a Punkt word (`_re_word_start` excludes them).
-const PUNKT_NOT_WORD_START: &[char] = &['(', '"', '`', '{', '[', ':', ';', '&', '#', '*', '@', ')', '}', ']', '-', ','];
+const PUNKT_NOT_WORD_START: &[char] = &[
+    '(', '"', '`', '{', '[', ':', ';', '&', '#', '*', '@', ')', '}', ']', '-', ',',
+];
 /// Closing characters Punkt moves back onto the sentence they follow (`re_boundary_realignment`).
 const PUNKT_CLOSERS: &[char] = &['"', '\'', ')', ']', '}'];
 
 /// Abbreviations of NLTK's English Punkt model (`abbrev_types`).
+#[rustfmt::skip]
 const PUNKT_ABBREVIATIONS: &[&str] = &[
-    ". . ", "a.a", "a.c", "a.d", "a.g", "a.h", "a.m", "a.m.e", "a.s", "a.t", "adm", "ala", "ariz", "aug",
-    "ave", "b.f", "b.v", "bros", "c", "c.i.t", "c.o.m.b", "c.v", "calif", "chg", "cie", "co", "col", "colo",
-    "conn", "corp", "cos", "ct", "d", "d.c", "d.h", "d.w", "dec", "dr", "e", "e.f", "e.h", "e.l", "e.m",
-    "f", "f.g", "f.j", "feb", "fla", "fri", "ft", "g", "g.d", "g.f", "g.k", "ga", "gen", "h", "h.c", "h.f",
-    "h.m", "i.m.s", "ill", "inc", "j.b", "j.c", "j.j", "j.k", "j.p", "j.r", "jan", "jr", "k", "kan", "ky",
-    "l", "l.a", "l.f", "l.p", "lt", "ltd", "m", "m.b.a", "m.d.c", "m.j", "maj", "messrs", "mg", "mich",
-    "minn", "mr", "mrs", "ms", "n", "n.c", "n.d", "n.h", "n.j", "n.m", "n.v", "n.y", "nev", "nov", "oct",
-    "ok", "okla", "ore", "p", "p.a.m", "p.m", "pa", "ph.d", "prof", "r", "r.a", "r.h", "r.i", "r.j", "r.k",
-    "r.t", "rep", "reps", "s", "s.a", "s.a.y", "s.c", "s.g", "s.p.a", "s.s", "sen", "sep", "sept", "sr",
-    "st", "sw", "t", "t.j", "tenn", "tues", "u.k", "u.n", "u.s", "u.s.a", "u.s.s.r", "v", "va", "vs", "vt",
-    "w", "w.c", "w.r", "w.va", "w.w", "wash", "wed", "wis", "yr",
+    ". . ", "a.a", "a.c", "a.d", "a.g", "a.h", "a.m", "a.m.e", "a.s", "a.t", "adm", "ala", "ariz",
+    "aug", "ave", "b.f", "b.v", "bros", "c", "c.i.t", "c.o.m.b", "c.v", "calif", "chg", "cie", "co",
+    "col", "colo", "conn", "corp", "cos", "ct", "d", "d.c", "d.h", "d.w", "dec", "dr", "e", "e.f",
+    "e.h", "e.l", "e.m", "f", "f.g", "f.j", "feb", "fla", "fri", "ft", "g", "g.d", "g.f", "g.k",
+    "ga", "gen", "h", "h.c", "h.f", "h.m", "i.m.s", "ill", "inc", "j.b", "j.c", "j.j", "j.k", "j.p",
+    "j.r", "jan", "jr", "k", "kan", "ky", "l", "l.a", "l.f", "l.p", "lt", "ltd", "m", "m.b.a",
+    "m.d.c", "m.j", "maj", "messrs", "mg", "mich", "minn", "mr", "mrs", "ms", "n", "n.c", "n.d",
+    "n.h", "n.j", "n.m", "n.v", "n.y", "nev", "nov", "oct", "ok", "okla", "ore", "p", "p.a.m",
+    "p.m", "pa", "ph.d", "prof", "r", "r.a", "r.h", "r.i", "r.j", "r.k", "r.t", "rep", "reps", "s",
+    "s.a", "s.a.y", "s.c", "s.g", "s.p.a", "s.s", "sen", "sep", "sept", "sr", "st", "sw", "t",
+    "t.j", "tenn", "tues", "u.k", "u.n", "u.s", "u.s.a", "u.s.s.r", "v", "va", "vs", "vt", "w",
+    "w.c", "w.r", "w.va", "w.w", "wash", "wed", "wis", "yr",
 ];
 
 /// Frequent sentence starters of NLTK's English Punkt model (`sent_starters`).
+#[rustfmt::skip]
 const PUNKT_SENT_STARTERS: &[&str] = &[
-    "according", "although", "among", "both", "but", "despite", "even", "he", "however", "i", "if", "in",
-    "indeed", "instead", "it", "many", "meanwhile", "moreover", "most", "nevertheless", "nonetheless",
-    "nor", "sales", "separately", "similarly", "since", "so", "some", "the", "there", "these", "they",
-    "this", "though", "thus", "under", "when", "while", "yet",
+    "according", "although", "among", "both", "but", "despite", "even", "he", "however", "i", "if",
+    "in", "indeed", "instead", "it", "many", "meanwhile", "moreover", "most", "nevertheless",
+    "nonetheless", "nor", "sales", "separately", "similarly", "since", "so", "some", "the", "there",
+    "these", "they", "this", "though", "thus", "under", "when", "while", "yet",
 ];
 
 static PUNKT_NUMERIC: LazyLock<Regex> = LazyLock::new(|| re(r"^-?[\.,]?\d[\d,\.-]*\.?$"));
@@ -791,10 +855,18 @@ fn punkt_sentences(text: &str) -> Vec<&str> {
     let mut i = 0;
     while i < chunks.len() {
         let is_last = i + 1 == chunks.len();
-        if !is_last && punkt_breaks(&text[chunks[i].0..chunks[i].1], &text[chunks[i + 1].0..chunks[i + 1].1]) {
+        if !is_last
+            && punkt_breaks(
+                &text[chunks[i].0..chunks[i].1],
+                &text[chunks[i + 1].0..chunks[i + 1].1],
+            )
+        {
             // A chunk of closing punctuation after the break belongs to the ending sentence.
             let mut end = i;
-            if chunks.get(i + 1).is_some_and(|&(s, e)| text[s..e].chars().all(|c| PUNKT_CLOSERS.contains(&c))) {
+            if chunks
+                .get(i + 1)
+                .is_some_and(|&(s, e)| text[s..e].chars().all(|c| PUNKT_CLOSERS.contains(&c)))
+            {
                 end = i + 1;
             }
             sentences.push(&text[chunks[first].0..chunks[end].1]);
@@ -837,7 +909,11 @@ fn punkt_breaks(chunk: &str, next: &str) -> bool {
     }
     let token = punkt_last_token(&chunk[..=pos]);
     let after = &chunk[pos + 1..];
-    let next_token = if after.is_empty() { punkt_first_token(next) } else { &after[..after.chars().next().map_or(0, char::len_utf8)] };
+    let next_token = if after.is_empty() {
+        punkt_first_token(next)
+    } else {
+        &after[..after.chars().next().map_or(0, char::len_utf8)]
+    };
     let next_first = next_token.chars().next().unwrap_or(' ');
     let next_upper = next_first.is_uppercase();
     let next_lower = next_first.is_lowercase();
@@ -852,8 +928,11 @@ fn punkt_breaks(chunk: &str, next: &str) -> bool {
     }
     let lowered = lower(token);
     let body = &lowered[..lowered.len() - 1];
-    let abbreviation =
-        PUNKT_ABBREVIATIONS.contains(&body) || body.rsplit('-').next().is_some_and(|last| PUNKT_ABBREVIATIONS.contains(&last));
+    let abbreviation = PUNKT_ABBREVIATIONS.contains(&body)
+        || body
+            .rsplit('-')
+            .next()
+            .is_some_and(|last| PUNKT_ABBREVIATIONS.contains(&last));
     let mut chars = token.chars();
     let initial = matches!((chars.next(), chars.next(), chars.next()), (Some(c), Some('.'), None) if (c == '_' || is_py_word(c)) && !c.is_numeric());
     let number = PUNKT_NUMERIC.is_match(&lowered);
@@ -878,13 +957,19 @@ fn punkt_last_token(prefix: &str) -> &str {
     if dots >= 2 {
         return &prefix[prefix.len() - dots..];
     }
-    let mut start = prefix.rfind(|c| PUNKT_NON_WORD.contains(&c)).map_or(0, |i| i + 1);
+    let mut start = prefix
+        .rfind(|c| PUNKT_NON_WORD.contains(&c))
+        .map_or(0, |i| i + 1);
     if let Some(i) = prefix[start..].rfind("--") {
         start += i + 2;
     }
     let token = &prefix[start..];
     let trimmed = token.trim_start_matches(|c| PUNKT_NOT_WORD_START.contains(&c));
-    if trimmed.is_empty() { &token[token.len() - 1..] } else { trimmed }
+    if trimmed.is_empty() {
+        &token[token.len() - 1..]
+    } else {
+        trimmed
+    }
 }
 
 /// The first Punkt word token of `chunk`.
@@ -905,7 +990,11 @@ fn punkt_first_token(chunk: &str) -> &str {
         let rest = &chunk[i..];
         let multi = rest.starts_with("--") || rest.starts_with("..");
         let end_comma = c == ','
-            && rest[1..].chars().next().is_none_or(|n| PUNKT_NON_WORD.contains(&n) || rest[1..].starts_with("--") || rest[1..].starts_with(".."));
+            && rest[1..].chars().next().is_none_or(|n| {
+                PUNKT_NON_WORD.contains(&n)
+                    || rest[1..].starts_with("--")
+                    || rest[1..].starts_with("..")
+            });
         if PUNKT_NON_WORD.contains(&c) || multi || end_comma {
             return &chunk[..i];
         }
@@ -923,7 +1012,8 @@ struct TreebankRules {
 }
 
 static TREEBANK: LazyLock<TreebankRules> = LazyLock::new(|| {
-    let rules = |list: &[(&str, &'static str)]| list.iter().map(|&(p, r)| (re(p), r)).collect::<Vec<_>>();
+    let rules =
+        |list: &[(&str, &'static str)]| list.iter().map(|&(p, r)| (re(p), r)).collect::<Vec<_>>();
     TreebankRules {
         starting: rules(&[
             ("([«“‘„]|[`]+)", " ${1} "),
@@ -932,14 +1022,20 @@ static TREEBANK: LazyLock<TreebankRules> = LazyLock::new(|| {
             (r#"([ \(\[{<])("|'{2})"#, "${1} `` "),
         ]),
         punctuation: vec![
-            (re(&format!(r#"([^\.])(\.)([\]\)}}>"'»”’ ]*){S}*\z"#)), "${1} ${2} ${3} "),
+            (
+                re(&format!(r#"([^\.])(\.)([\]\)}}>"'»”’ ]*){S}*\z"#)),
+                "${1} ${2} ${3} ",
+            ),
             (re(r"([:,])([^\d])"), " ${1} ${2}"),
             // Python's `$` also matches before a final newline.
             (re(r"([:,])(\n?)\z"), " ${1} ${2}"),
             (re(r"\.{2,}"), " ${0} "),
             (re(r"[;@#$%&]"), " ${0} "),
             (re(r"[\u{2012}-\u{2015}]"), " ${0} "),
-            (re(&format!(r#"([^\.])(\.)([\]\)}}>"']*){S}*\z"#)), "${1} ${2}${3} "),
+            (
+                re(&format!(r#"([^\.])(\.)([\]\)}}>"']*){S}*\z"#)),
+                "${1} ${2}${3} ",
+            ),
             (re(r"[?!]"), " ${0} "),
             (re(r"([^'])' "), "${1} ' "),
             (re(r"[*]"), " ${0} "),
@@ -952,7 +1048,10 @@ static TREEBANK: LazyLock<TreebankRules> = LazyLock::new(|| {
             (re("\""), " '' "),
             (re(&format!("{S}+")), " "),
             (re(r"([^' ])('[sS]|'[mM]|'[dD]|') "), "${1} ${2} "),
-            (re(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), "${1} ${2} "),
+            (
+                re(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "),
+                "${1} ${2} ",
+            ),
         ],
         contractions: vec![
             (re(r"(?i)\b(can)(not)\b"), " ${1} ${2} "),
@@ -1005,7 +1104,8 @@ fn open_single_quotes(t: &str) -> String {
             let rest = &t[i + 1..];
             let opens_word = rest.chars().next().is_some_and(is_py_word);
             let clitic = CLITICS.iter().any(|cl| {
-                rest.get(..cl.len()).is_some_and(|h| h.eq_ignore_ascii_case(cl))
+                rest.get(..cl.len())
+                    .is_some_and(|h| h.eq_ignore_ascii_case(cl))
                     && !rest[cl.len()..].chars().next().is_some_and(is_py_word)
             });
             if opens_word && !clitic {
@@ -1026,17 +1126,31 @@ mod tests {
         check(id, kwargs.as_object().expect("kwargs object"), response).expect("known id")
     }
 
+    #[allow(clippy::needless_pass_by_value)]
     fn yes(id: &str, kwargs: Value, response: &str) {
-        assert_eq!(run(id, &kwargs, response), Ok(true), "{id} {kwargs} should pass: {response:?}");
+        assert_eq!(
+            run(id, &kwargs, response),
+            Ok(true),
+            "{id} {kwargs} should pass: {response:?}"
+        );
     }
 
+    #[allow(clippy::needless_pass_by_value)]
     fn no(id: &str, kwargs: Value, response: &str) {
-        assert_eq!(run(id, &kwargs, response), Ok(false), "{id} {kwargs} should fail: {response:?}");
+        assert_eq!(
+            run(id, &kwargs, response),
+            Ok(false),
+            "{id} {kwargs} should fail: {response:?}"
+        );
     }
 
+    #[allow(clippy::needless_pass_by_value)]
     fn err(id: &str, kwargs: Value, needle: &str) {
         match run(id, &kwargs, "Some response.") {
-            Err(msg) => assert!(msg.contains(needle), "{id} {kwargs}: {msg:?} lacks {needle:?}"),
+            Err(msg) => assert!(
+                msg.contains(needle),
+                "{id} {kwargs}: {msg:?} lacks {needle:?}"
+            ),
             Ok(v) => panic!("{id} {kwargs} should be a kwargs error, got Ok({v})"),
         }
     }
@@ -1055,10 +1169,26 @@ mod tests {
 
     #[test]
     fn null_kwargs_are_absent_and_unknown_ones_rejected() {
-        yes("punctuation:punctuation_dot", json!({"N": null, "keyword": null}), "No dots here");
-        err("punctuation:punctuation_dot", json!({"N": 3}), "unexpected kwarg `N`");
-        err("keywords:word_once", json!({"keyword": "cat", "frequency": 2}), "unexpected kwarg `frequency`");
-        err("keywords:word_once", json!({"keyword": null}), "`keyword` is required");
+        yes(
+            "punctuation:punctuation_dot",
+            json!({"N": null, "keyword": null}),
+            "No dots here",
+        );
+        err(
+            "punctuation:punctuation_dot",
+            json!({"N": 3}),
+            "unexpected kwarg `N`",
+        );
+        err(
+            "keywords:word_once",
+            json!({"keyword": "cat", "frequency": 2}),
+            "unexpected kwarg `frequency`",
+        );
+        err(
+            "keywords:word_once",
+            json!({"keyword": null}),
+            "`keyword` is required",
+        );
     }
 
     #[test]
@@ -1066,10 +1196,18 @@ mod tests {
         for id in ["copy:copy", "copy:copying_simple"] {
             let k = json!({"prompt_to_repeat": "Write a poem about the sea."});
             yes(id, k.clone(), "  write a POEM about the sea.\n");
-            no(id, k.clone(), "Write a poem about the sea. Here it is: waves.");
+            no(
+                id,
+                k.clone(),
+                "Write a poem about the sea. Here it is: waves.",
+            );
             no(id, k, "Sure! Write a poem about the sea.");
             err(id, json!({}), "`prompt_to_repeat` is required");
-            err(id, json!({"prompt_to_repeat": ""}), "`prompt_to_repeat` is required");
+            err(
+                id,
+                json!({"prompt_to_repeat": ""}),
+                "`prompt_to_repeat` is required",
+            );
             err(id, json!({"prompt_to_repeat": 3}), "must be a string");
         }
     }
@@ -1078,15 +1216,39 @@ mod tests {
     fn copying_multiple() {
         let id = "copy:copying_multiple";
         let k = json!({"prompt_to_repeat": "Name a color.", "N": 3});
-        yes(id, k.clone(), "Name a color.\n******\nname a color.\n******\nName a color.");
+        yes(
+            id,
+            k.clone(),
+            "Name a color.\n******\nname a color.\n******\nName a color.",
+        );
         no(id, k.clone(), "Name a color.\n******\nName a color.");
-        no(id, k.clone(), "Name a color.\n******\nName a color.\n******\nBlue.");
-        no(id, k, "Name a color.\n*******\nName a color.\n******\nName a color.");
+        no(
+            id,
+            k.clone(),
+            "Name a color.\n******\nName a color.\n******\nBlue.",
+        );
+        no(
+            id,
+            k,
+            "Name a color.\n*******\nName a color.\n******\nName a color.",
+        );
         err(id, json!({"prompt_to_repeat": "x"}), "`N` is required");
-        err(id, json!({"prompt_to_repeat": "x", "N": "3"}), "must be an integer");
-        err(id, json!({"prompt_to_repeat": "x", "N": true}), "must be an integer");
+        err(
+            id,
+            json!({"prompt_to_repeat": "x", "N": "3"}),
+            "must be an integer",
+        );
+        err(
+            id,
+            json!({"prompt_to_repeat": "x", "N": true}),
+            "must be an integer",
+        );
         yes(id, json!({"prompt_to_repeat": "x", "N": 2.0}), "x ****** x");
-        err(id, json!({"prompt_to_repeat": "x", "N": 2.5}), "must be an integer");
+        err(
+            id,
+            json!({"prompt_to_repeat": "x", "N": 2.5}),
+            "must be an integer",
+        );
     }
 
     #[test]
@@ -1099,45 +1261,90 @@ mod tests {
             "The early cat catches the worm, and then The early bird grabs the worm.",
         );
         // Unchanged copies do not count as transformed.
-        no(id, k.clone(), "The early bird catches the worm. The early bird catches the worm.");
+        no(
+            id,
+            k.clone(),
+            "The early bird catches the worm. The early bird catches the worm.",
+        );
         // Two words changed.
-        no(id, k.clone(), "The late cat catches the worm. The early bird grabs the worm.");
+        no(
+            id,
+            k.clone(),
+            "The late cat catches the worm. The early bird grabs the worm.",
+        );
         // Wrong number of repetitions.
         no(id, k.clone(), "The early cat catches the worm.");
         // A line break inside the phrase hides it from `.`.
-        no(id, k, "The early cat catches\nthe worm. The early bird grabs the worm.");
+        no(
+            id,
+            k,
+            "The early cat catches\nthe worm. The early bird grabs the worm.",
+        );
         err(id, json!({"phrase": "a b c"}), "`small_n` is required");
         err(id, json!({"phrase": "a b c", "small_n": 0}), "at least 1");
         err(id, json!({"small_n": 2}), "`phrase` is required");
         err(id, json!({"phrase": "   ", "small_n": 2}), "no words");
-        err(id, json!({"phrase": "(oops b", "small_n": 2}), "valid pattern");
+        err(
+            id,
+            json!({"phrase": "(oops b", "small_n": 2}),
+            "valid pattern",
+        );
     }
 
     #[test]
     fn copy_span_idx() {
         let id = "new:copy_span_idx";
-        let k = json!({"prompt_to_repeat": "The quick brown fox jumps.", "n_start": 4, "n_end": 15});
+        let k =
+            json!({"prompt_to_repeat": "The quick brown fox jumps.", "n_start": 4, "n_end": 15});
         yes(id, k.clone(), "quick brown");
         yes(id, k.clone(), "  Quick Brown ");
         no(id, k.clone(), "quick brown fox");
         no(id, k, "The quick brown");
-        yes(id, json!({"prompt_to_repeat": "Hello world", "n_start": 0, "n_end": 5}), "hello");
-        yes(id, json!({"prompt_to_repeat": "Hello world", "n_start": -5, "n_end": 100}), "world");
-        err(id, json!({"prompt_to_repeat": "Hello", "n_end": 3}), "`n_start` is required");
-        err(id, json!({"n_start": 0, "n_end": 3}), "`prompt_to_repeat` is required");
+        yes(
+            id,
+            json!({"prompt_to_repeat": "Hello world", "n_start": 0, "n_end": 5}),
+            "hello",
+        );
+        yes(
+            id,
+            json!({"prompt_to_repeat": "Hello world", "n_start": -5, "n_end": 100}),
+            "world",
+        );
+        err(
+            id,
+            json!({"prompt_to_repeat": "Hello", "n_end": 3}),
+            "`n_start` is required",
+        );
+        err(
+            id,
+            json!({"n_start": 0, "n_end": 3}),
+            "`prompt_to_repeat` is required",
+        );
     }
 
     #[test]
     fn count_increment_word() {
         let id = "count:count_increment_word";
         let k = json!({"keyword1": "river", "keyword2": "stone"});
-        yes(id, k.clone(), "The river carried a stone, and another Stone after it.");
+        yes(
+            id,
+            k.clone(),
+            "The river carried a stone, and another Stone after it.",
+        );
         no(id, k.clone(), "The river carried a stone.");
-        no(id, k.clone(), "The river and the River carried a stone and a stone.");
+        no(
+            id,
+            k.clone(),
+            "The river and the River carried a stone and a stone.",
+        );
         // Substring counting, as in the reference: "stones" contains "stone".
         yes(id, k, "A river moved stones and a stone.");
         err(id, json!({"keyword1": "river"}), "`keyword2` is required");
-        err(id, json!({"keyword1": "(", "keyword2": "x"}), "not a valid regular expression");
+        err(
+            id,
+            json!({"keyword1": "(", "keyword2": "x"}),
+            "not a valid regular expression",
+        );
     }
 
     #[test]
@@ -1182,7 +1389,11 @@ mod tests {
     #[test]
     fn bigram_wrapping() {
         let id = "detectable_format:bigram_wrapping";
-        yes(id, json!({}), "<<I am>> <<at home>> <<with my>> <<cute dog>>");
+        yes(
+            id,
+            json!({}),
+            "<<I am>> <<at home>> <<with my>> <<cute dog>>",
+        );
         yes(id, json!({}), "<<I am>> <<at home>> alone");
         no(id, json!({}), "<<I am>> at home");
         no(id, json!({}), "<<I am at>> <<home now>>");
@@ -1191,7 +1402,11 @@ mod tests {
     #[test]
     fn sentence_hyphens() {
         let id = "detectable_format:sentence_hyphens";
-        yes(id, json!({}), "The sun rose.-Birds began to sing.-The day had started.");
+        yes(
+            id,
+            json!({}),
+            "The sun rose.-Birds began to sing.-The day had started.",
+        );
         no(id, json!({}), "The sun rose. - Birds began to sing.");
         no(id, json!({}), "The sun rose. Birds began to sing.");
         // A hyphenated word splits a sentence in two and fails.
@@ -1204,22 +1419,44 @@ mod tests {
         yes(id, json!({}), "[Every] [word] [is] [wrapped.]");
         no(id, json!({}), "[Every] [word] is [wrapped]");
         no(id, json!({}), "[Two words] [here]");
+        // Met vacuously by the reference checker; blank responses never pass here.
+        no(id, json!({}), " \n ");
+        no(
+            "first_word:first_word_sent",
+            json!({"first_word": "we"}),
+            "",
+        );
+        no("punctuation:punctuation_dot", json!({}), "   ");
+        // Kwargs errors are still reported for a blank response.
+        assert!(run("keywords:word_once", &json!({}), "").is_err());
     }
 
     #[test]
     fn first_word_answer_and_sent() {
         let id = "first_word:first_word_answer";
         yes(id, json!({"first_word": "Indeed"}), "indeed that is right.");
-        no(id, json!({"first_word": "indeed"}), "Indeed, that is right.");
+        no(
+            id,
+            json!({"first_word": "indeed"}),
+            "Indeed, that is right.",
+        );
         no(id, json!({"first_word": "indeed"}), "Well, indeed.");
         no(id, json!({"first_word": "indeed"}), "   ");
         err(id, json!({"first_word": ["indeed"]}), "must be a string");
         err(id, json!({}), "`first_word` is required");
 
         let id = "first_word:first_word_sent";
-        yes(id, json!({"first_word": "Today"}), "Today we rest. today we eat! Today we sleep?");
+        yes(
+            id,
+            json!({"first_word": "Today"}),
+            "Today we rest. today we eat! Today we sleep?",
+        );
         yes(id, json!({"first_word": ["today", "x"]}), "Today we rest.");
-        no(id, json!({"first_word": "today"}), "Today we rest. Tomorrow we work.");
+        no(
+            id,
+            json!({"first_word": "today"}),
+            "Today we rest. Tomorrow we work.",
+        );
         no(id, json!({"first_word": "today"}), "Today, we rest.");
         err(id, json!({"first_word": [1]}), "list of strings");
     }
@@ -1228,14 +1465,26 @@ mod tests {
     fn last_word_answer_and_sent() {
         let id = "last_word:last_word_answer";
         yes(id, json!({"last_word": "peace"}), "All we want is PEACE!");
-        yes(id, json!({"last_word": "peace"}), "All we want is \"peace.\"");
+        yes(
+            id,
+            json!({"last_word": "peace"}),
+            "All we want is \"peace.\"",
+        );
         no(id, json!({"last_word": "peace"}), "Peace is all we want.");
         no(id, json!({"last_word": "peace"}), "");
         err(id, json!({"last_word": 5}), "must be a string");
 
         let id = "last_word:last_word_sent";
-        yes(id, json!({"last_word": "now"}), "Come here now. We leave now! Why not now?");
-        no(id, json!({"last_word": "now"}), "Come here now. We leave soon.");
+        yes(
+            id,
+            json!({"last_word": "now"}),
+            "Come here now. We leave now! Why not now?",
+        );
+        no(
+            id,
+            json!({"last_word": "now"}),
+            "Come here now. We leave soon.",
+        );
         yes(id, json!({"last_word": ["now"]}), "Do it now...");
         err(id, json!({}), "`last_word` is required");
     }
@@ -1248,9 +1497,21 @@ mod tests {
         no(id, k.clone(), "I like an apple a day.");
         // Only a space-delimited, same-case occurrence is seen (reference semantics).
         yes(id, k.clone(), "Apple pie is an apple.");
-        yes(id, json!({"keyword": " apple ", "instruction": "Do not say apple"}), "pineapple only");
-        err(id, json!({"instruction": "Do not say apple"}), "`keyword` is required");
-        err(id, json!({"keyword": "apple", "instruction": 3}), "`instruction` must be a string");
+        yes(
+            id,
+            json!({"keyword": " apple ", "instruction": "Do not say apple"}),
+            "pineapple only",
+        );
+        err(
+            id,
+            json!({"instruction": "Do not say apple"}),
+            "`keyword` is required",
+        );
+        err(
+            id,
+            json!({"keyword": "apple", "instruction": 3}),
+            "`instruction` must be a string",
+        );
     }
 
     #[test]
@@ -1262,8 +1523,16 @@ mod tests {
         no(id, k.clone(), "The sky blue shines.");
         no(id, k.clone(), "I like colors. The sky Blue shines.");
         // Tokens are NLTK's: "sky," is two tokens.
-        no(id, json!({"keyword": "blue", "n": 1, "m": 3}), "The sky, blue and wide.");
-        yes(id, json!({"keyword": ["blue"], "n": 1, "m": 4}), "The sky, blue and wide.");
+        no(
+            id,
+            json!({"keyword": "blue", "n": 1, "m": 3}),
+            "The sky, blue and wide.",
+        );
+        yes(
+            id,
+            json!({"keyword": ["blue"], "n": 1, "m": 4}),
+            "The sky, blue and wide.",
+        );
         err(id, json!({"keyword": "blue", "n": 0, "m": 1}), "at least 1");
         err(id, json!({"keyword": "blue", "n": 1}), "`m` is required");
     }
@@ -1304,19 +1573,47 @@ mod tests {
         let k = json!({"keyword": "light", "frequency": 3, "relation": "at least"});
         yes(id, k.clone(), "Light, light and more LIGHT.");
         no(id, k, "Light and light.");
-        yes(id, json!({"keyword": "light", "frequency": 2, "relation": "less than"}), "One light.");
-        no(id, json!({"keyword": "light", "frequency": 2, "relation": "less than"}), "Light and lightning.");
-        err(id, json!({"keyword": "light", "frequency": 2, "relation": "at most"}), "\"less than\" or \"at least\"");
-        err(id, json!({"keyword": "light", "frequency": -1, "relation": "at least"}), "at least 0");
-        err(id, json!({"keyword": "light", "relation": "at least"}), "`frequency` is required");
-        err(id, json!({"keyword": "light", "frequency": 1}), "`relation` is required");
+        yes(
+            id,
+            json!({"keyword": "light", "frequency": 2, "relation": "less than"}),
+            "One light.",
+        );
+        no(
+            id,
+            json!({"keyword": "light", "frequency": 2, "relation": "less than"}),
+            "Light and lightning.",
+        );
+        err(
+            id,
+            json!({"keyword": "light", "frequency": 2, "relation": "at most"}),
+            "\"less than\" or \"at least\"",
+        );
+        err(
+            id,
+            json!({"keyword": "light", "frequency": -1, "relation": "at least"}),
+            "at least 0",
+        );
+        err(
+            id,
+            json!({"keyword": "light", "relation": "at least"}),
+            "`frequency` is required",
+        );
+        err(
+            id,
+            json!({"keyword": "light", "frequency": 1}),
+            "`relation` is required",
+        );
     }
 
     #[test]
     fn word_once() {
         let id = "keywords:word_once";
         yes(id, json!({"keyword": "ocean"}), "The Ocean is deep.");
-        no(id, json!({"keyword": "ocean"}), "The ocean is deep, the ocean is wide.");
+        no(
+            id,
+            json!({"keyword": "ocean"}),
+            "The ocean is deep, the ocean is wide.",
+        );
         no(id, json!({"keyword": "ocean"}), "The sea is deep.");
         no(id, json!({"keyword": "cat"}), "A cat in a category.");
         err(id, json!({"keyword": ""}), "`keyword` is required");
@@ -1327,9 +1624,17 @@ mod tests {
         let id = "letters:letter_counting";
         yes(id, json!({"N": 5, "relation": "less than"}), "Hi, 123!");
         no(id, json!({"N": 5, "relation": "less than"}), "Hello there");
-        yes(id, json!({"N": 10, "relation": "at least"}), "Hello there friend");
+        yes(
+            id,
+            json!({"N": 10, "relation": "at least"}),
+            "Hello there friend",
+        );
         no(id, json!({"N": 10, "relation": "at least"}), "Hé héé 12345");
-        err(id, json!({"N": 5, "relation": "exactly"}), "\"less than\" or \"at least\"");
+        err(
+            id,
+            json!({"N": 5, "relation": "exactly"}),
+            "\"less than\" or \"at least\"",
+        );
         err(id, json!({"relation": "at least"}), "`N` is required");
     }
 
@@ -1339,12 +1644,36 @@ mod tests {
         let k = json!({"letter": "e", "let_frequency": 3, "let_relation": "at least"});
         yes(id, k.clone(), "Every tree here");
         no(id, k, "A small dog");
-        yes(id, json!({"letter": "Z", "let_frequency": 2, "let_relation": "less than"}), "Zero");
-        no(id, json!({"letter": "z", "let_frequency": 2, "let_relation": "less than"}), "Zero zones");
-        err(id, json!({"letter": "ab", "let_frequency": 2, "let_relation": "less than"}), "one English letter");
-        err(id, json!({"letter": "é", "let_frequency": 2, "let_relation": "less than"}), "one English letter");
-        err(id, json!({"letter": "a", "let_relation": "less than"}), "`let_frequency` is required");
-        err(id, json!({"letter": "a", "let_frequency": 1, "let_relation": "more than"}), "\"less than\" or \"at least\"");
+        yes(
+            id,
+            json!({"letter": "Z", "let_frequency": 2, "let_relation": "less than"}),
+            "Zero",
+        );
+        no(
+            id,
+            json!({"letter": "z", "let_frequency": 2, "let_relation": "less than"}),
+            "Zero zones",
+        );
+        err(
+            id,
+            json!({"letter": "ab", "let_frequency": 2, "let_relation": "less than"}),
+            "one English letter",
+        );
+        err(
+            id,
+            json!({"letter": "é", "let_frequency": 2, "let_relation": "less than"}),
+            "one English letter",
+        );
+        err(
+            id,
+            json!({"letter": "a", "let_relation": "less than"}),
+            "`let_frequency` is required",
+        );
+        err(
+            id,
+            json!({"letter": "a", "let_frequency": 1, "let_relation": "more than"}),
+            "\"less than\" or \"at least\"",
+        );
     }
 
     #[test]
@@ -1358,7 +1687,11 @@ mod tests {
 
         let id = "paragraphs:paragraphs2";
         yes(id, json!({}), "First paragraph.\n\nSecond paragraph.");
-        yes(id, json!({}), "\n\nFirst paragraph.\n\n\nSecond paragraph.\n\n");
+        yes(
+            id,
+            json!({}),
+            "\n\nFirst paragraph.\n\n\nSecond paragraph.\n\n",
+        );
         no(id, json!({}), "First paragraph.\nSecond line.");
         no(id, json!({}), "One.\n\n\n\nTwo.");
         no(id, json!({}), "One.\n\nTwo.\n\nThree.");
@@ -1366,19 +1699,45 @@ mod tests {
 
     #[test]
     fn punctuation() {
-        yes("punctuation:punctuation_dot", json!({}), "No dots at all here!");
+        yes(
+            "punctuation:punctuation_dot",
+            json!({}),
+            "No dots at all here!",
+        );
         no("punctuation:punctuation_dot", json!({}), "Pi is 3.14");
-        yes("punctuation:punctuation_exclamation", json!({}), "Calm and quiet.");
+        yes(
+            "punctuation:punctuation_exclamation",
+            json!({}),
+            "Calm and quiet.",
+        );
         no("punctuation:punctuation_exclamation", json!({}), "Wow!");
     }
 
     #[test]
     fn split_into_sentences_matches_reference_rules() {
-        let s = split_into_sentences("Mr. Smith went to Washington. He paid $3.50 for e.g. coffee! Really?");
-        assert_eq!(s, vec!["Mr. Smith went to Washington.", "He paid $3.50 for e.g. coffee!", "Really?"]);
-        assert_eq!(split_into_sentences("Wait... what?"), vec!["Wait...", "what?"]);
-        assert_eq!(split_into_sentences("He said \"hi.\" Then left."), vec!["He said \"hi\".", "Then left."]);
-        assert_eq!(split_into_sentences("Visit example.com today. Ok"), vec!["Visit example.com today.", "Ok"]);
+        let s = split_into_sentences(
+            "Mr. Smith went to Washington. He paid $3.50 for e.g. coffee! Really?",
+        );
+        assert_eq!(
+            s,
+            vec![
+                "Mr. Smith went to Washington.",
+                "He paid $3.50 for e.g. coffee!",
+                "Really?"
+            ]
+        );
+        assert_eq!(
+            split_into_sentences("Wait... what?"),
+            vec!["Wait...", "what?"]
+        );
+        assert_eq!(
+            split_into_sentences("He said \"hi.\" Then left."),
+            vec!["He said \"hi\".", "Then left."]
+        );
+        assert_eq!(
+            split_into_sentences("Visit example.com today. Ok"),
+            vec!["Visit example.com today.", "Ok"]
+        );
         assert!(split_into_sentences("").is_empty());
         assert_eq!(split_into_sentences("a. . b"), vec!["a. .", "b"]);
     }
@@ -1389,29 +1748,65 @@ mod tests {
         let s = "Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.";
         assert_eq!(
             treebank_tokenize(s),
-            vec!["Good", "muffins", "cost", "$", "3.88", "in", "New", "York.", "Please", "buy", "me", "two", "of", "them.", "Thanks", "."]
+            vec![
+                "Good", "muffins", "cost", "$", "3.88", "in", "New", "York.", "Please", "buy",
+                "me", "two", "of", "them.", "Thanks", "."
+            ]
         );
         assert_eq!(
             word_tokenize(s),
-            vec!["Good", "muffins", "cost", "$", "3.88", "in", "New", "York", ".", "Please", "buy", "me", "two", "of", "them", ".", "Thanks", "."]
+            vec![
+                "Good", "muffins", "cost", "$", "3.88", "in", "New", "York", ".", "Please", "buy",
+                "me", "two", "of", "them", ".", "Thanks", "."
+            ]
         );
-        assert_eq!(treebank_tokenize("They'll save and invest more."), vec!["They", "'ll", "save", "and", "invest", "more", "."]);
-        assert_eq!(treebank_tokenize("hi, my name can't hello,"), vec!["hi", ",", "my", "name", "ca", "n't", "hello", ","]);
+        assert_eq!(
+            treebank_tokenize("They'll save and invest more."),
+            vec!["They", "'ll", "save", "and", "invest", "more", "."]
+        );
+        assert_eq!(
+            treebank_tokenize("hi, my name can't hello,"),
+            vec!["hi", ",", "my", "name", "ca", "n't", "hello", ","]
+        );
         assert_eq!(
             treebank_tokenize("\"We beat some pretty good teams to get here,\" Slocum said."),
-            vec!["``", "We", "beat", "some", "pretty", "good", "teams", "to", "get", "here", ",", "''", "Slocum", "said", "."]
+            vec![
+                "``", "We", "beat", "some", "pretty", "good", "teams", "to", "get", "here", ",",
+                "''", "Slocum", "said", "."
+            ]
         );
-        assert_eq!(treebank_tokenize("I gotta 'go' (now)!"), vec!["I", "got", "ta", "'", "go", "'", "(", "now", ")", "!"]);
-        assert_eq!(treebank_tokenize("wanna wanna."), vec!["wan", "na", "wan", "na", "."]);
+        assert_eq!(
+            treebank_tokenize("I gotta 'go' (now)!"),
+            vec!["I", "got", "ta", "'", "go", "'", "(", "now", ")", "!"]
+        );
+        assert_eq!(
+            treebank_tokenize("wanna wanna."),
+            vec!["wan", "na", "wan", "na", "."]
+        );
     }
 
     #[test]
     fn punkt_lite_sentences() {
-        assert_eq!(punkt_sentences("Mr. Brown met Dr. Smith. They talked."), vec!["Mr. Brown met Dr. Smith.", "They talked."]);
-        assert_eq!(punkt_sentences("It costs 5. then more."), vec!["It costs 5. then more."]);
-        assert_eq!(punkt_sentences("He lives in the U.S. The weather is fine."), vec!["He lives in the U.S.", "The weather is fine."]);
-        assert_eq!(punkt_sentences("J. R. Tolkien wrote. Fine!"), vec!["J. R. Tolkien wrote.", "Fine!"]);
-        assert_eq!(punkt_sentences("He said \"Stop.\" Then left."), vec!["He said \"Stop.\"", "Then left."]);
+        assert_eq!(
+            punkt_sentences("Mr. Brown met Dr. Smith. They talked."),
+            vec!["Mr. Brown met Dr. Smith.", "They talked."]
+        );
+        assert_eq!(
+            punkt_sentences("It costs 5. then more."),
+            vec!["It costs 5. then more."]
+        );
+        assert_eq!(
+            punkt_sentences("He lives in the U.S. The weather is fine."),
+            vec!["He lives in the U.S.", "The weather is fine."]
+        );
+        assert_eq!(
+            punkt_sentences("J. R. Tolkien wrote. Fine!"),
+            vec!["J. R. Tolkien wrote.", "Fine!"]
+        );
+        assert_eq!(
+            punkt_sentences("He said \"Stop.\" Then left."),
+            vec!["He said \"Stop.\"", "Then left."]
+        );
         assert_eq!(punkt_sentences("Why? Because."), vec!["Why?", "Because."]);
         assert!(punkt_sentences("  ").is_empty());
     }
@@ -1432,29 +1827,49 @@ mod tests {
         }
         #[derive(serde::Deserialize)]
         struct Exploit {
-            exploit: String,
+            #[serde(rename = "exploit")]
+            name: String,
             item: Item,
             output: String,
         }
         // The case files live at the worktree root until they move into the `ifeval` suite.
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let cases: Vec<Case> = serde_yaml_ng::from_str(&std::fs::read_to_string(format!("{root}/tulu_cases.yaml")).expect("tulu_cases.yaml")).expect("cases parse");
+        let cases: Vec<Case> = serde_yaml_ng::from_str(
+            &std::fs::read_to_string(format!("{root}/tulu_cases.yaml")).expect("tulu_cases.yaml"),
+        )
+        .expect("cases parse");
         let mut seen: HashSet<(String, bool)> = HashSet::new();
+        let mut wrong = Vec::new();
         for case in &cases {
             let id = &case.item.instruction_id_list[0];
             let got = check(id, &case.item.kwargs[0], &case.output).expect("known id");
-            assert_eq!(got, Ok(case.pass), "case {}", case.name);
+            if got != Ok(case.pass) {
+                wrong.push(format!("{}: got {got:?}", case.name));
+            }
             seen.insert((id.clone(), case.pass));
         }
+        assert!(wrong.is_empty(), "cases disagree:\n{}", wrong.join("\n"));
         for id in IDS {
-            assert!(seen.contains(&((*id).to_owned(), true)) && seen.contains(&((*id).to_owned(), false)), "{id} lacks a pass or a fail case");
+            assert!(
+                seen.contains(&((*id).to_owned(), true))
+                    && seen.contains(&((*id).to_owned(), false)),
+                "{id} lacks a pass or a fail case"
+            );
         }
-        let exploits: Vec<Exploit> = serde_yaml_ng::from_str(&std::fs::read_to_string(format!("{root}/tulu_exploits.yaml")).expect("tulu_exploits.yaml")).expect("exploits parse");
+        let exploits: Vec<Exploit> = serde_yaml_ng::from_str(
+            &std::fs::read_to_string(format!("{root}/tulu_exploits.yaml"))
+                .expect("tulu_exploits.yaml"),
+        )
+        .expect("exploits parse");
         assert!(!exploits.is_empty());
-        for e in &exploits {
-            let id = &e.item.instruction_id_list[0];
-            let got = check(id, &e.item.kwargs[0], &e.output).expect("known id");
-            assert_eq!(got, Ok(false), "exploit accepted: {}", e.exploit);
-        }
+        let accepted: Vec<&str> = exploits
+            .iter()
+            .filter(|e| {
+                check(&e.item.instruction_id_list[0], &e.item.kwargs[0], &e.output)
+                    != Some(Ok(false))
+            })
+            .map(|e| e.name.as_str())
+            .collect();
+        assert!(accepted.is_empty(), "exploits not rejected: {accepted:?}");
     }
 }
