@@ -48,7 +48,8 @@
 
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// The instruction ids handled here, exactly as in open-instruct's `INSTRUCTION_DICT`.
@@ -291,7 +292,7 @@ fn repeat_phrase(a: &Args, response: &str) -> Result<bool, String> {
     let (Some(first), Some(last)) = (words.first(), words.last()) else {
         return Err("`phrase` has no words".to_owned());
     };
-    let re = Regex::new(&format!("{first} .*? {last}"))
+    let re = cached_regex(&format!("{first} .*? {last}"), false)
         .map_err(|e| format!("`phrase` words do not form a valid pattern: {e}"))?;
     let found: Vec<&str> = re.find_iter(response).map(|m| m.as_str()).collect();
     if !count_is(found.len(), n) {
@@ -337,7 +338,8 @@ fn count_increment_word(a: &Args, response: &str) -> Result<bool, String> {
 }
 
 /// `count:count_unique`: no NLTK `word_tokenize` token occurs twice (case-sensitive). Punctuation
-/// tokens count: two sentences that both end in `.` repeat the `.` token and fail.
+/// tokens count: two sentences that both end in `.` repeat the `.` token and fail. Hole kept for
+/// fidelity: a one-word answer passes.
 fn count_unique(_: &Args, response: &str) -> Result<bool, String> {
     let tokens = word_tokenize(response);
     let unique: HashSet<&str> = tokens.iter().map(String::as_str).collect();
@@ -378,7 +380,8 @@ fn counting_composition(a: &Args, response: &str) -> Result<bool, String> {
 
 /// `count:lowercase_counting`: at most `N` matches of Python's `\b[a-z]+\b`, i.e. maximal runs of
 /// word characters made only of ASCII `a`-`z` ("café" and "snake_case" are not counted; "don't"
-/// counts "don" and "t"). `N` = 0 is literal (the reference redraws 2 or 3).
+/// counts "don" and "t"). `N` = 0 is literal (the reference redraws 2 or 3). Hole kept for
+/// fidelity: joining words with underscores (`the_cat_sat`) hides them.
 fn lowercase_counting(a: &Args, response: &str) -> Result<bool, String> {
     let n = a.int("N")?;
     let count = PY_WORD_RUN
@@ -403,7 +406,8 @@ fn bigram_wrapping(_: &Args, response: &str) -> Result<bool, String> {
 
 /// `detectable_format:sentence_hyphens`: the response split on `-` is compared, part by part (up
 /// to the shorter list), with `split_into_sentences` of the response with every `-` replaced by a
-/// space: each part must carry no surrounding whitespace and equal its sentence.
+/// space: each part must carry no surrounding whitespace and equal its sentence. Hole kept for
+/// fidelity: a single sentence passes (there is nothing to join).
 fn sentence_hyphens(_: &Args, response: &str) -> Result<bool, String> {
     let gold = split_into_sentences(&response.replace('-', " "));
     Ok(response
@@ -479,6 +483,7 @@ fn exclude_word_harder(a: &Args, response: &str) -> Result<bool, String> {
 /// (`split_into_sentences`), and the `n`-th has at least `m` NLTK tokens, the `m`-th being exactly
 /// `keyword` (a string, or the first item of a list; stripped; case-sensitive). `n` and `m` are
 /// 1-based and must be at least 1 (the reference redraws 0 and indexes from the end for negatives).
+/// Hole kept for fidelity: a sentence made of the keyword repeated meets any `m` up to its length.
 fn keyword_specific_position(a: &Args, response: &str) -> Result<bool, String> {
     let keyword = py_strip(a.text_or_first("keyword")?);
     let n = a.int_at_least("n", 1)?;
@@ -497,7 +502,8 @@ fn keyword_specific_position(a: &Args, response: &str) -> Result<bool, String> {
 /// `keywords:no_adjacent_consecutive`: for each pair of adjacent whitespace-separated words, the
 /// lowercased first characters are not consecutive code points (`ord(second) - ord(first) == 1`:
 /// "a b" fails, "b a" passes; digits count too: "1 2" fails). A first character whose lowercase
-/// is more than one character (`İ`) fails the response, as in the reference.
+/// is more than one character (`İ`) fails the response, as in the reference. Hole kept for
+/// fidelity: a one-word answer passes.
 fn no_adjacent_consecutive(_: &Args, response: &str) -> Result<bool, String> {
     let words: Vec<&str> = py_split(response).collect();
     for pair in words.windows(2) {
@@ -550,7 +556,8 @@ fn word_once(a: &Args, response: &str) -> Result<bool, String> {
 
 /// `letters:letter_counting`: the number of ASCII letters `[a-zA-Z]` is `less than` / `at least`
 /// `N`. A relation other than those two is an error here (the reference silently fails every
-/// response). `N` = 0 is literal (the reference redraws 2 or 3).
+/// response). `N` = 0 is literal (the reference redraws 2 or 3). Hole kept for fidelity: `at
+/// least` is met by letter spam (`aaaa…`).
 fn letter_counting(a: &Args, response: &str) -> Result<bool, String> {
     let n = a.int("N")?;
     let relation = a.relation("relation")?;
@@ -560,7 +567,8 @@ fn letter_counting(a: &Args, response: &str) -> Result<bool, String> {
 /// `letters:letter_counting2` (the reference's `LetterFrequencyChecker`): in the lowercased
 /// response, the count of `letter` (one character whose lowercase is `a`-`z`) is `less than` /
 /// `at least` `let_frequency`. Any other `letter`, a negative or absent `let_frequency` and an
-/// absent relation are errors (the reference would draw random ones).
+/// absent relation are errors (the reference would draw random ones). Hole kept for fidelity:
+/// `at least` is met by repeating the letter.
 fn letter_counting2(a: &Args, response: &str) -> Result<bool, String> {
     let raw = a.text("letter")?;
     let letter = {
@@ -679,11 +687,33 @@ fn count_is(count: usize, want: i64) -> bool {
 
 /// `len(re.findall(pattern, text, re.IGNORECASE))`.
 fn count_matches(pattern: &str, text: &str, key: &str) -> Result<usize, String> {
-    let re = RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .build()
+    let re = cached_regex(pattern, true)
         .map_err(|e| format!("`{key}` is not a valid regular expression: {e}"))?;
     Ok(re.find_iter(text).count())
+}
+
+/// Patterns built from kwargs, compiled once per thread: an item is scored for many samples
+/// (a GRPO group), and compiling a regex costs far more than running it on one response.
+fn cached_regex(pattern: &str, case_insensitive: bool) -> Result<Regex, regex::Error> {
+    const MAX: usize = 4096;
+    thread_local! {
+        static CACHE: RefCell<HashMap<(String, bool), Regex>> = RefCell::new(HashMap::new());
+    }
+    CACHE.with(|cache| {
+        let key = (pattern.to_owned(), case_insensitive);
+        if let Some(re) = cache.borrow().get(&key) {
+            return Ok(re.clone());
+        }
+        let re = RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .build()?;
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= MAX {
+            cache.clear();
+        }
+        cache.insert(key, re.clone());
+        Ok(re)
+    })
 }
 
 fn re(pattern: &str) -> Regex {
@@ -1890,6 +1920,45 @@ mod tests {
             "Calm and quiet.",
         );
         no("punctuation:punctuation_exclamation", json!({}), "Wow!");
+    }
+
+    /// Responses the reference accepts although they dodge the instruction's intent; kept so the
+    /// reward matches open-instruct's (listed in the module's checker docs).
+    #[test]
+    fn holes_kept_for_fidelity() {
+        yes("keywords:palindrome", json!({}), "I think so");
+        yes("detectable_format:bigram_wrapping", json!({}), "Hello");
+        yes("count:count_unique", json!({}), "Yes");
+        yes("keywords:no_adjacent_consecutive", json!({}), "Absolutely");
+        yes(
+            "detectable_format:sentence_hyphens",
+            json!({}),
+            "Just one sentence here.",
+        );
+        yes(
+            "letters:letter_counting",
+            json!({"N": 40, "relation": "at least"}),
+            &"a".repeat(40),
+        );
+        let k = json!({"letter": "e", "let_frequency": 9, "let_relation": "at least"});
+        yes("letters:letter_counting2", k, "eeeeeeeee");
+        yes(
+            "keywords:exclude_word_harder",
+            json!({"keyword": "very"}),
+            "It is very.",
+        );
+        yes(
+            "keywords:word_once",
+            json!({"keyword": "art"}),
+            "Her heart was full.",
+        );
+        yes(
+            "count:lowercase_counting",
+            json!({"N": 0}),
+            "The_cat_sat_on_the_mat",
+        );
+        let k = json!({"keyword": "sun", "n": 1, "m": 2});
+        yes("keywords:keyword_specific_position", k, "sun sun sun sun.");
     }
 
     #[test]
