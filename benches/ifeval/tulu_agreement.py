@@ -109,6 +109,13 @@ def sentence(r, lo=3, hi=12):
     return " ".join(ws) + r.choice(ENDS)
 
 
+# Characters where Python's and Rust's notions differ or are easy to get wrong: Unicode and
+# ASCII-control whitespace, combining marks, non-ASCII letters and digits, curly quotes, CRLF.
+NOISE = ["\u00a0", "\u2003", "\u3000", "\x1c", "\x1f", "\t", "\r\n", "\u0301", "\u093e",
+         "\u0130", "\u00df", "\u0663", "\u00b2", "\u2019", "\u201c", "\u201d", "\u00ab", "\u2014",
+         "\u2026", "\u0391\u03a3", "\u4e00", "\U0001f600"]
+
+
 def text(r):
     parts = []
     for _ in range(r.randint(1, 6)):
@@ -117,6 +124,11 @@ def text(r):
     t = "".join(parts[:-1])
     if r.random() < 0.1:
         t = "  " + t + "\n"
+    if r.random() < 0.25:
+        chars = list(t)
+        for _ in range(r.randint(1, 4)):
+            chars.insert(r.randrange(len(chars) + 1), r.choice(NOISE))
+        t = "".join(chars)
     return t
 
 
