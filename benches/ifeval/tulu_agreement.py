@@ -12,8 +12,9 @@ Two references, each on generated text (seeded, reproducible):
     instructions_registry.py). They are loaded by path under the package name
     `open_instruct.IFEvalG` (open-instruct itself is not on PyPI, and its package __init__ pulls
     in training dependencies). Each instruction is scored as open-instruct's IFEvalVerifier does:
-    None kwargs dropped, `build_description(**kwargs)`, then `answer.strip() and
-    check_following(answer)`. Without --reference-dir, `split_into_sentences` is not compared
+    the answer stripped (as `remove_thinking_section` returns it; the generated texts have no
+    think or answer tags), None kwargs dropped, `build_description(**kwargs)`, then
+    `answer and check_following(answer)`. Without --reference-dir, `split_into_sentences` is not compared
     either (it lives in instructions_util.py).
 
 Steps: (1) --setup creates ~/.cache/referee/ifeval-tulu-venv (nltk==3.10.4,
@@ -331,7 +332,7 @@ def python_answers(inp, outp, ref_dir):
                 cls = mods["instructions_registry"].INSTRUCTION_DICT[rec["id"]]
                 inst = cls(rec["id"])
                 args = {k: v for k, v in rec["kwargs"].items() if v is not None}
-                answer = rec["response"]
+                answer = rec["response"].strip()  # remove_thinking_section strips the answer
                 try:
                     inst.build_description(**args)
                     ans = {"result": bool(answer.strip()) and bool(inst.check_following(answer))}

@@ -18,9 +18,12 @@
 //!   taken literally (documented per checker). A non-null kwarg the instruction does not take is an
 //!   error (Python raises `TypeError`). Numbers must be integers (`3.0` is accepted as 3);
 //!   booleans and numeric strings are not numbers.
-//! - **A blank response** (empty or whitespace) follows no instruction, as open-instruct's
-//!   verifier scores an empty answer 0 before running any checker; this closes every checker a
-//!   blank text meets vacuously (`square_brackets`, `punctuation_dot`, `first_word_sent`, …).
+//! - **The response is stripped** (Python `str.strip()`) before any checker sees it, as
+//!   open-instruct's `remove_thinking_section` strips the answer (it also drops `<answer>` tags
+//!   and `<|assistant|>`: that is the calling component's business). **A blank response**
+//!   follows no instruction, as open-instruct's verifier scores an empty answer 0 before running
+//!   any checker; this closes every checker a blank text meets vacuously (`square_brackets`,
+//!   `punctuation_dot`, `first_word_sent`, …).
 //! - **Text primitives** are Python's: "split on whitespace" is `str.split()`, "strip" is
 //!   `str.strip()` (both with Python's whitespace, which adds U+001C..U+001F to Unicode's),
 //!   "lowercase" is `str.lower()` (full Unicode lowercasing), "word character" is Python's `\w`
@@ -97,7 +100,8 @@ type Checker = fn(&Args, &str) -> Result<bool, String>;
 /// Checks `response` against instruction `id` with its `kwargs`.
 ///
 /// `None`: `id` is not one of [`IDS`]. `Err(msg)`: the kwargs are missing/ill-typed for this id.
-/// A blank response (empty or whitespace only) never follows an instruction.
+/// The response is stripped first (as open-instruct strips the answer), and a blank response
+/// never follows an instruction.
 pub fn check(
     id: &str,
     kwargs: &Map<String, Value>,
@@ -141,10 +145,14 @@ pub fn check(
         _ => return None,
     };
     let args = Args(kwargs);
+    // open-instruct checks the answer its `remove_thinking_section` returns, which is stripped:
+    // leading/trailing whitespace never reaches a checker (it matters to `sentence_hyphens` and
+    // the paragraph counters).
+    let response = py_strip(response);
     // A blank response follows nothing: open-instruct's verifier scores an empty answer 0 before
     // any checker runs, which closes the checkers that a blank text meets vacuously
     // (`square_brackets`, `first_word_sent`, `punctuation_dot`, ...). Kwargs errors still win.
-    let blank = py_strip(response).is_empty();
+    let blank = response.is_empty();
     Some(
         args.only(takes)
             .and_then(|()| checker(&args, response))
