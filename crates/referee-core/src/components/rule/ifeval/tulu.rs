@@ -722,11 +722,12 @@ fn count_matches(pattern: &str, text: &str, key: &str) -> Result<usize, String> 
 fn cached_regex(pattern: &str, case_insensitive: bool) -> Result<Regex, regex::Error> {
     const MAX: usize = 4096;
     thread_local! {
-        static CACHE: RefCell<HashMap<(String, bool), Regex>> = RefCell::new(HashMap::new());
+        /// Indexed by `case_insensitive`.
+        static CACHE: [RefCell<HashMap<String, Regex>>; 2] = Default::default();
     }
-    CACHE.with(|cache| {
-        let key = (pattern.to_owned(), case_insensitive);
-        if let Some(re) = cache.borrow().get(&key) {
+    CACHE.with(|caches| {
+        let cache = &caches[usize::from(case_insensitive)];
+        if let Some(re) = cache.borrow().get(pattern) {
             return Ok(re.clone());
         }
         let re = RegexBuilder::new(pattern)
@@ -736,7 +737,7 @@ fn cached_regex(pattern: &str, case_insensitive: bool) -> Result<Regex, regex::E
         if cache.len() >= MAX {
             cache.clear();
         }
-        cache.insert(key, re.clone());
+        cache.insert(pattern.to_owned(), re.clone());
         Ok(re)
     })
 }
