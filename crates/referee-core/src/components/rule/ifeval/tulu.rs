@@ -2015,7 +2015,8 @@ mod tests {
 
     #[test]
     fn treebank_matches_nltk_examples() {
-        // Examples from NLTK's own docs and doctests.
+        // Examples from NLTK's own docs and doctests; every expected value checked against
+        // NLTK 3.10.4.
         let s = "Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.";
         assert_eq!(
             treebank_tokenize(s),
@@ -2057,7 +2058,8 @@ mod tests {
     }
 
     #[test]
-    fn punkt_lite_sentences() {
+    fn punkt_sentences_match_nltk() {
+        // Expected values checked against NLTK 3.10.4's `sent_tokenize`.
         assert_eq!(
             punkt_sentences("Mr. Brown met Dr. Smith. They talked."),
             vec!["Mr. Brown met Dr. Smith.", "They talked."]
