@@ -2132,11 +2132,23 @@ mod tests {
             kwargs: Vec<Map<String, Value>>,
         }
         #[derive(serde::Deserialize)]
+        struct Expect {
+            reward: f64,
+        }
+        #[derive(serde::Deserialize)]
         struct Case {
             name: String,
             item: Item,
             output: String,
-            pass: bool,
+            expect: Expect,
+        }
+        #[derive(serde::Deserialize)]
+        struct Suite {
+            cases: Vec<Case>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Corpus {
+            exploits: Vec<Exploit>,
         }
         #[derive(serde::Deserialize)]
         struct Exploit {
@@ -2145,21 +2157,25 @@ mod tests {
             item: Item,
             output: String,
         }
-        // The case files live at the worktree root until they move into the `ifeval` suite.
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let cases: Vec<Case> = serde_yaml_ng::from_str(
-            &std::fs::read_to_string(format!("{root}/tulu_cases.yaml")).expect("tulu_cases.yaml"),
+        // The same files run through the whole component in the suite and exploit tests; here
+        // they run against the checkers alone, and every id must have a pass and a fail case.
+        let root = env!("CARGO_MANIFEST_DIR");
+        let suite: Suite = serde_yaml_ng::from_str(
+            &std::fs::read_to_string(format!("{root}/tests/suite/ifeval.tulu.yaml"))
+                .expect("ifeval.tulu.yaml"),
         )
         .expect("cases parse");
+        let cases = suite.cases;
         let mut seen: HashSet<(String, bool)> = HashSet::new();
         let mut wrong = Vec::new();
         for case in &cases {
             let id = &case.item.instruction_id_list[0];
             let got = check(id, &case.item.kwargs[0], &case.output).expect("known id");
-            if got != Ok(case.pass) {
+            let pass = case.expect.reward == 1.0;
+            if got != Ok(pass) {
                 wrong.push(format!("{}: got {got:?}", case.name));
             }
-            seen.insert((id.clone(), case.pass));
+            seen.insert((id.clone(), pass));
         }
         assert!(wrong.is_empty(), "cases disagree:\n{}", wrong.join("\n"));
         for id in IDS {
@@ -2169,11 +2185,12 @@ mod tests {
                 "{id} lacks a pass or a fail case"
             );
         }
-        let exploits: Vec<Exploit> = serde_yaml_ng::from_str(
-            &std::fs::read_to_string(format!("{root}/tulu_exploits.yaml"))
-                .expect("tulu_exploits.yaml"),
+        let exploits = serde_yaml_ng::from_str::<Corpus>(
+            &std::fs::read_to_string(format!("{root}/../../fixtures/exploits/ifeval.tulu.yaml"))
+                .expect("ifeval.tulu.yaml"),
         )
-        .expect("exploits parse");
+        .expect("exploits parse")
+        .exploits;
         assert!(!exploits.is_empty());
         let accepted: Vec<&str> = exploits
             .iter()
