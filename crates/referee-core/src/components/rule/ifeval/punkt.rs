@@ -56,6 +56,25 @@ static PARAMS: LazyLock<Params> = LazyLock::new(|| {
     p
 });
 
+/// The model's parameters, for `tulu.rs`'s own Punkt pass (its checkers need the sentences
+/// themselves, not their count): one copy of NLTK's English model for both.
+pub(super) fn is_abbrev(typ: &str) -> bool {
+    PARAMS.abbrev.contains(typ)
+}
+
+pub(super) fn is_starter(typ: &str) -> bool {
+    PARAMS.starters.contains(typ)
+}
+
+pub(super) fn is_collocation(a: &str, b: &str) -> bool {
+    PARAMS.colloc.iter().any(|&(x, y)| x == a && y == b)
+}
+
+/// A word type's orthographic context flags (0 when the model never saw it).
+pub(super) fn ortho_context(typ: &str) -> u32 {
+    PARAMS.ortho.get(typ).copied().unwrap_or(0)
+}
+
 const BEG_UC: u32 = 1 << 1;
 const MID_UC: u32 = 1 << 2;
 const UNK_UC: u32 = 1 << 3;
