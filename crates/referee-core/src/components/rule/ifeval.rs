@@ -13,7 +13,7 @@
 //!   alone (several dicts in the list are all checked). A template naming one value may yield
 //!   any of these shapes.
 //! - `format`: `auto` (default), `ifeval` (only `item.instruction_id_list`/`item.kwargs`) or
-//!   `tulu` (only `item.ground_truth`/`item.label`); ignored when `instructions` is given.
+//!   `tulu` (only `item.ground_truth`/`item.label`); not allowed together with `instructions`.
 //! - `mode`: `strict` (default) checks the response as is; `loose` is IFEval's loose
 //!   accuracy: an instruction holds if it holds for any of 8 variants of the response (as is,
 //!   without its first line, without its last line, without both; each also with every `*`
@@ -46,8 +46,9 @@
 //! (after stripping the reasoning) scores 0. The trace lists every instruction with its verdict
 //! and a reason ("3 sentences, need at least 5"). Errors (never a silent 0): an id that is
 //! neither IFEval's nor open-instruct's (`unknown_instruction`); a kwarg that is missing,
-//! of the wrong type, out of range, or not taken by the checker (`bad_instruction_kwargs`;
-//! the reference would draw a random value or raise); a label that cannot be parsed, or ids and
+//! of the wrong type, out of range, or not taken by the checker, or a `language` Referee
+//! cannot identify (`bad_instruction_kwargs`; the reference would draw a random value or
+//! raise); a label that cannot be parsed, or ids and
 //! kwargs of different lengths (`bad_instructions`); an empty instruction list
 //! (`no_instructions`: the row has nothing to grade, which is a dataset problem, not a 0);
 //! no instructions in the row at all (`missing_field`).

@@ -644,6 +644,11 @@ impl Check {
                 })
             }
             Check::Language(want) => {
+                // A text in a script the language is not written in fails without trigram
+                // scoring (the costliest step); explanations still name the language.
+                if !explain && !lang::may_be(text, want) {
+                    return (false, None);
+                }
                 let got = memo.lang(text);
                 verdict(got == Some(want.as_str()), explain, || match got {
                     Some(g) => format!("language `{g}`, need `{want}`"),
