@@ -49,7 +49,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// The 25 instruction ids of IFEval, in the order of its registry.
 pub const IDS: &[&str] = &[
@@ -134,14 +134,14 @@ pub enum Check {
     Placeholders(i64),
     Postscript {
         marker: String,
-        re: Regex,
+        re: Arc<Regex>,
     },
     Bullets(i64),
     Constrained,
     Highlights(i64),
     Sections {
         splitter: String,
-        re: Regex,
+        re: Arc<Regex>,
         n: i64,
     },
     Json,
@@ -160,14 +160,15 @@ pub enum Check {
 }
 
 /// Regexes built from kwargs, shared across samples (datasets reuse a few hundred keywords).
-static CACHE: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+/// (`Arc`: a cloned `Regex` gets a fresh match-cache pool, an `Arc` shares the warm one.)
+static CACHE: LazyLock<Mutex<HashMap<String, Arc<Regex>>>> = LazyLock::new(Mutex::default);
 
 /// A keyword: a plain word is searched for literally in the lower-cased text (no regex to
 /// build per keyword); anything with regex syntax is a case-insensitive regex, as in the
 /// reference. `bounded`: between word boundaries (`\bword\b`).
 pub enum Pat {
     Lit { lower: String, bounded: bool },
-    Re(Regex),
+    Re(Arc<Regex>),
 }
 
 impl Pat {
@@ -229,14 +230,16 @@ impl Pat {
 
 /// `pattern` with `flags` (e.g. `(?i)`), or `fallback` (the pattern with the kwarg escaped)
 /// when `pattern` is not a valid Rust regex.
-fn cached(flags: &str, pattern: &str, fallback: &str) -> Regex {
+fn cached(flags: &str, pattern: &str, fallback: &str) -> Arc<Regex> {
     let key = format!("{flags}\0{pattern}");
     if let Some(r) = CACHE.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return r;
     }
-    let re = Regex::new(&format!("{flags}{pattern}"))
-        .or_else(|_| Regex::new(&format!("{flags}{fallback}")))
-        .unwrap_or_else(|_| Regex::new("[^\\s\\S]").expect("static"));
+    let re = Arc::new(
+        Regex::new(&format!("{flags}{pattern}"))
+            .or_else(|_| Regex::new(&format!("{flags}{fallback}")))
+            .unwrap_or_else(|_| Regex::new("[^\\s\\S]").expect("static")),
+    );
     if let Ok(mut c) = CACHE.lock() {
         if c.len() > 10_000 {
             c.clear();
@@ -577,6 +580,8 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
 pub struct Memo {
     /// (address, length) of a text that lives for the whole scoring of the sample → language.
     lang: Vec<(usize, usize, Option<&'static str>)>,
+    /// The same for the lower-cased text (keywords, postscripts, start and end phrases).
+    lower: Vec<(usize, usize, Arc<str>)>,
 }
 
 impl Memo {
@@ -587,6 +592,16 @@ impl Memo {
         }
         let l = lang::detect(text);
         self.lang.push((key.0, key.1, l));
+        l
+    }
+
+    fn lower(&mut self, text: &str) -> Arc<str> {
+        let key = (text.as_ptr() as usize, text.len());
+        if let Some((_, _, l)) = self.lower.iter().find(|e| (e.0, e.1) == key) {
+            return l.clone();
+        }
+        let l: Arc<str> = text.to_lowercase().into();
+        self.lower.push((key.0, key.1, l.clone()));
         l
     }
 }
@@ -604,7 +619,7 @@ impl Check {
     pub fn eval(&self, text: &str, explain: bool, memo: &mut Memo) -> (bool, Option<String>) {
         match self {
             Check::Existence(ks) => {
-                let lower = text.to_lowercase();
+                let lower = memo.lower(text);
                 let missing = ks.iter().find(|(_, p)| !p.is_match(text, &lower));
                 verdict(missing.is_none(), explain, || match missing {
                     Some((w, _)) => format!("keyword `{w}` missing"),
@@ -617,7 +632,7 @@ impl Check {
                 n,
                 rel,
             } => {
-                let c = re.count(text, &text.to_lowercase());
+                let c = re.count(text, &memo.lower(text));
                 verdict(rel.holds(c, *n), explain, || {
                     rel_why(&format!("occurrences of `{keyword}`"), c, *rel, *n)
                 })
@@ -638,7 +653,17 @@ impl Check {
                 })
             }
             Check::Letter { letter, n, rel } => {
-                let c = text.to_lowercase().chars().filter(|c| c == letter).count();
+                // `value.lower().count(letter)` without building the lower-cased text.
+                let c: usize = text
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii() {
+                            usize::from(c.to_ascii_lowercase() == *letter)
+                        } else {
+                            c.to_lowercase().filter(|l| l == letter).count()
+                        }
+                    })
+                    .sum();
                 verdict(rel.holds(c, *n), explain, || {
                     rel_why(&format!("letters `{letter}`"), c, *rel, *n)
                 })
@@ -722,7 +747,7 @@ impl Check {
                 })
             }
             Check::Postscript { marker, re } => {
-                let found = re.is_match(&text.to_lowercase());
+                let found = re.is_match(&memo.lower(text));
                 verdict(found, explain, || {
                     format!(
                         "postscript `{marker}` {}",
@@ -826,7 +851,9 @@ impl Check {
                 })
             }
             Check::RepeatPrompt(p) => {
-                let pass = strip(text).to_lowercase().starts_with(p.as_str());
+                // Lower-casing never makes or removes whitespace or `"`, so stripping the
+                // lower-cased text equals lower-casing the stripped one.
+                let pass = strip(&memo.lower(text)).starts_with(p.as_str());
                 verdict(pass, explain, || {
                     format!(
                         "{} with the prompt",
@@ -835,7 +862,8 @@ impl Check {
                 })
             }
             Check::End(p) => {
-                let t = strip(text).trim_matches('"').to_lowercase();
+                let lower = memo.lower(text);
+                let t = strip(&lower).trim_matches('"');
                 let pass = t.ends_with(p.as_str());
                 verdict(pass, explain, || {
                     format!("{} with `{p}`", if pass { "ends" } else { "does not end" })

@@ -107,13 +107,12 @@ pub fn count_capital_words(s: &str) -> usize {
 }
 
 fn contraction_split(p: &str, n: &mut usize, piece: &mut impl FnMut(&str, &mut usize)) {
-    let lower = p.to_ascii_lowercase();
     for suf in ["n't", "'ll", "'re", "'ve", "'s", "'m", "'d"] {
-        if lower.len() > suf.len()
-            && lower.ends_with(suf)
-            && p.is_char_boundary(p.len() - suf.len())
-        {
-            let (a, b) = p.split_at(p.len() - suf.len());
+        let Some(cut) = p.len().checked_sub(suf.len()) else {
+            continue;
+        };
+        if cut > 0 && p.is_char_boundary(cut) && p[cut..].eq_ignore_ascii_case(suf) {
+            let (a, b) = p.split_at(cut);
             piece(a, n);
             piece(b, n);
             return;
