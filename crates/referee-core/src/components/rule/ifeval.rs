@@ -381,16 +381,22 @@ impl SyncComponent for Ifeval {
             match checks::build(id, kw) {
                 Some(Ok(c)) => insts.push(Inst::Ifeval(c)),
                 Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),
-                None if tulu::IDS.contains(id) => insts.push(Inst::Tulu(kw)),
-                None => {
-                    return Outcome::error(
-                        "unknown_instruction",
-                        format!(
-                            "unknown instruction id `{id}`{}",
-                            crate::compile::did_you_mean(id, &known_ids())
-                        ),
-                    )
-                }
+                // Any other id goes to the open-instruct checkers. They are asked once with
+                // an empty response, so an unknown id or bad kwargs is an error even when the
+                // answer turns out empty (and is then never checked).
+                None => match tulu::check(id, kw, "") {
+                    Some(Ok(_)) => insts.push(Inst::Tulu(kw)),
+                    Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),
+                    None => {
+                        return Outcome::error(
+                            "unknown_instruction",
+                            format!(
+                                "unknown instruction id `{id}`{}",
+                                crate::compile::did_you_mean(id, &known_ids())
+                            ),
+                        )
+                    }
+                },
             }
         }
 

@@ -22,6 +22,37 @@
 //!   words must match between word boundaries (`\bword\b`).
 //! - Relations are `less than` (count < N) and `at least` (count ≥ N).
 //!
+//! The checkers, `kwargs` in brackets. "Text" is the answer; every checker fails an answer
+//! that is empty after stripping.
+//!
+//! | id | holds when |
+//! |---|---|
+//! | `keywords:existence` [`keywords`] | every keyword is found, case-insensitively, anywhere (substring) |
+//! | `keywords:frequency` [`keyword`, `frequency`, `relation`] | the non-overlapping case-insensitive occurrences of the keyword compare with `frequency` |
+//! | `keywords:forbidden_words` [`forbidden_words`] | no word occurs between word boundaries, case-insensitively |
+//! | `keywords:letter_frequency` [`letter`, `let_frequency`, `let_relation`] | the count of the (ASCII) letter in the lower-cased text compares with `let_frequency` |
+//! | `language:response_language` [`language`] | the detected language is `language` |
+//! | `length_constraints:number_sentences` [`num_sentences`, `relation`] | the Punkt sentence count compares with `num_sentences` |
+//! | `length_constraints:number_paragraphs` [`num_paragraphs`] | exactly `num_paragraphs` pieces between `***` dividers, none empty |
+//! | `length_constraints:number_words` [`num_words`, `relation`] | the `\w+` count compares with `num_words` |
+//! | `length_constraints:nth_paragraph_first_word` [`num_paragraphs`, `nth_paragraph`, `first_word`] | exactly `num_paragraphs` non-blank pieces between `\n\n`, and piece `nth_paragraph` (counted among all pieces) starts with `first_word` (leading quotes dropped, cut at `.,?!'"`, case-insensitive) |
+//! | `detectable_content:number_placeholders` [`num_placeholders`] | at least `num_placeholders` non-blank `[...]` on one line |
+//! | `detectable_content:postscript` [`postscript_marker`] | the marker occurs in the lower-cased text (`P.S.` as `p\.\s?s\.`, `P.P.S` as `p\.\s?p\.\s?s`, others as a regex) |
+//! | `detectable_format:number_bullet_lists` [`num_bullets`] | exactly `num_bullets` lines match `^\s*\*[^*].*$` or `^\s*-.*$` |
+//! | `detectable_format:constrained_response` | the text contains `My answer is yes.`, `My answer is no.` or `My answer is maybe.` |
+//! | `detectable_format:number_highlighted_sections` [`num_highlights`] | at least `num_highlights` non-blank `*text*` (one line) plus `**text**` |
+//! | `detectable_format:multiple_sections` [`section_spliter`, `num_sections`] | at least `num_sections` matches of `\s?<splitter>\s?\d+\s?` (case-sensitive) |
+//! | `detectable_format:json_format` | the stripped text, without a leading ```` ```json ````/```` ``` ```` and trailing ```` ``` ````, parses as JSON |
+//! | `detectable_format:title` | some `<<...>>` on one line holds non-blank text |
+//! | `combination:two_responses` | exactly two non-blank, different responses separated by `******` (no empty one between) |
+//! | `combination:repeat_prompt` [`prompt_to_repeat`] | the stripped text starts with the stripped prompt, case-insensitively |
+//! | `startend:end_checker` [`end_phrase`] | the stripped text, outer `"` removed, ends with the phrase, case-insensitively |
+//! | `startend:quotation` | the stripped text is longer than one character and starts and ends with `"` |
+//! | `change_case:capital_word_frequency` [`capital_frequency`, `capital_relation`] | the count of all-capital tokens compares with `capital_frequency` |
+//! | `change_case:english_capital` | no lower-case letter, at least one upper-case one, and English detected |
+//! | `change_case:english_lowercase` | no upper-case letter, at least one lower-case one, and English detected |
+//! | `punctuation:no_comma` | no comma (nor a look-alike) |
+//!
 //! Deviations from the reference, all deliberate:
 //! - Where the reference draws a random value for a missing or invalid kwarg (it builds
 //!   instructions for prompt generation too), Referee reports `bad_instruction_kwargs`: a grader
