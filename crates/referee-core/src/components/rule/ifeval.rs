@@ -144,26 +144,35 @@ pub struct Ifeval {
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: IfevalSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
-    let instructions = match &spec.instructions {
-        Some(t) => Some(cx.template(t, at, "instructions")?),
-        None => None,
-    };
+    let instructions = spec
+        .instructions
+        .as_deref()
+        .map(|t| cx.template(t, at, "instructions"));
+    let mut ok = true;
     if spec.instructions.is_some() && spec.format != Format::Auto {
         cx.err(
             at,
             Some("format"),
             "`format` chooses where the instructions are by default; with `instructions` given it is not used",
         );
-        return None;
+        ok = false;
     }
-    Some(sync(Ifeval {
-        input: input?,
-        instructions,
-        format: spec.format,
-        mode: spec.mode,
-        reward: spec.reward,
-        reasoning: spec.reasoning,
-    }))
+    let instructions = match instructions {
+        Some(None) => return None,
+        Some(Some(t)) => Some(t),
+        None => None,
+    };
+    let input = input?;
+    ok.then(|| {
+        sync(Ifeval {
+            input,
+            instructions,
+            format: spec.format,
+            mode: spec.mode,
+            reward: spec.reward,
+            reasoning: spec.reasoning,
+        })
+    })
 }
 
 /// One instruction of a row, ready to run.
@@ -433,7 +442,9 @@ impl SyncComponent for Ifeval {
             };
             let mut memo = checks::Memo::default();
             for ((id, _), inst) in pairs.iter().zip(&insts) {
-                let mut v = (false, None);
+                // A failure is explained by the first variant tried (the answer as it is).
+                let mut v: (bool, Option<String>) = (false, None);
+                let mut first_why = None;
                 for r in &variants {
                     if text::strip(r).is_empty() {
                         continue;
@@ -454,6 +465,12 @@ impl SyncComponent for Ifeval {
                     if v.0 {
                         break;
                     }
+                    if first_why.is_none() {
+                        first_why = v.1.take();
+                    }
+                }
+                if !v.0 {
+                    v.1 = first_why;
                 }
                 verdicts.push(v);
             }
