@@ -30,7 +30,7 @@
 //! | `keywords:existence` [`keywords`] | every keyword is found, case-insensitively, anywhere (substring) |
 //! | `keywords:frequency` [`keyword`, `frequency`, `relation`] | the non-overlapping case-insensitive occurrences of the keyword compare with `frequency` |
 //! | `keywords:forbidden_words` [`forbidden_words`] | no word occurs between word boundaries, case-insensitively |
-//! | `keywords:letter_frequency` [`letter`, `let_frequency`, `let_relation`] | the count of the (ASCII) letter in the lower-cased text compares with `let_frequency` |
+//! | `keywords:letter_frequency` [`letter`, `let_frequency`, `let_relation`] | the count of the letter (any one character) in the lower-cased text compares with `let_frequency` |
 //! | `language:response_language` [`language`] | the detected language is `language` |
 //! | `length_constraints:number_sentences` [`num_sentences`, `relation`] | the Punkt sentence count compares with `num_sentences` |
 //! | `length_constraints:number_paragraphs` [`num_paragraphs`] | exactly `num_paragraphs` pieces between `***` dividers, none empty |
@@ -56,7 +56,9 @@
 //! Deviations from the reference, all deliberate:
 //! - Where the reference draws a random value for a missing or invalid kwarg (it builds
 //!   instructions for prompt generation too), Referee reports `bad_instruction_kwargs`: a grader
-//!   must not be random. A kwarg of 0, `""` or `[]` is taken as given (lm-eval drops falsy
+//!   must not be random. One exception: a `letter` that is not an ASCII letter (IFEval's own
+//!   rows ask for `#` and `!`) makes the reference check a random letter; Referee counts the
+//!   character asked for. A kwarg of 0, `""` or `[]` is taken as given (lm-eval drops falsy
 //!   kwargs and then draws a random one); a non-null kwarg the checker does not take is an
 //!   error (the reference raises `TypeError`).
 //! - Language: `whatlang` instead of `langdetect` (see `lang.rs`); text in which no language
@@ -453,13 +455,29 @@ pub fn build(id: &str, kwargs: &Map<String, Value>) -> Option<Result<Check, Stri
             }
             "keywords:letter_frequency" => {
                 k.only(&["letter", "let_frequency", "let_relation"])?;
-                let l = k.string("letter")?;
+                // IFEval's own data asks for `#` and `!` here; the reference then checks a
+                // random letter instead, Referee counts the character asked for.
+                let l = match k.get("letter") {
+                    Some(Value::String(s)) => s.as_str(),
+                    Some(v) => {
+                        return Err(format!(
+                            "`{id}`: kwarg `letter` must be a string, found {v}"
+                        ))
+                    }
+                    None => return Err(format!("`{id}` needs kwarg `letter`")),
+                };
                 let mut cs = l.chars();
                 let letter = match (cs.next(), cs.next()) {
-                    (Some(c), None) if c.is_ascii_alphabetic() => c.to_ascii_lowercase(),
+                    (Some(c), None) if !c.is_whitespace() => {
+                        let mut low = c.to_lowercase();
+                        match (low.next(), low.next()) {
+                            (Some(lc), None) => lc,
+                            _ => c,
+                        }
+                    }
                     _ => {
                         return Err(format!(
-                            "`{id}`: kwarg `letter` must be one ASCII letter, found `{l}`"
+                            "`{id}`: kwarg `letter` must be one character, found `{l}`"
                         ))
                     }
                 };
