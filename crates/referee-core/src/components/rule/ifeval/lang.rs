@@ -91,6 +91,19 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
     )
 });
 
+/// Whether [`detect`] could answer `code` for `text`, judged from the text's script alone
+/// (cheap: a count of characters per script, no trigram scoring). `false` is exact: whatlang
+/// picks the script first and the language among that script's languages (Han text may be
+/// Chinese or Japanese). `true` says nothing.
+pub fn may_be(text: &str, code: &str) -> bool {
+    use whatlang::Script;
+    match whatlang::detect_script(text) {
+        None => false,
+        Some(Script::Mandarin) => matches!(code, "zh" | "ja"),
+        Some(s) => s.langs().iter().any(|l| iso639_1(*l) == code),
+    }
+}
+
 /// Whether a `language` kwarg names a language Referee can recognise.
 pub fn known(code: &str) -> bool {
     let c = normalise(code);
@@ -125,6 +138,9 @@ mod tests {
             Some("ru")
         );
         assert_eq!(detect("1234 5678"), None);
+        assert!(!may_be("An English sentence.", "ja") && may_be("An English sentence.", "fr"));
+        assert!(may_be("日本語の文章です。", "ja") && may_be("中文句子。", "zh"));
+        assert!(!may_be("Это предложение.", "en") && may_be("Это предложение.", "uk"));
         assert!(known("en") && known("zh-CN") && known("fa") && !known("xx") && !known("eo"));
         assert_eq!(CODES.len(), 51);
         assert!(CODES.iter().all(|(c, _)| Lang::from_code(*c).is_some()));

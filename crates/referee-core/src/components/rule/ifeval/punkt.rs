@@ -84,11 +84,47 @@ const UNK_LC: u32 = 1 << 6;
 const ORTHO_UC: u32 = BEG_UC | MID_UC | UNK_UC;
 const ORTHO_LC: u32 = BEG_LC | MID_LC | UNK_LC;
 
-/// Punkt's "non-word" characters: they end a word and may follow a sentence end.
+/// Punkt's "non-word" characters: they end a word and may follow a sentence end (NLTK 3.10
+/// added the curly quotes and guillemets).
 fn non_word(c: char) -> bool {
     matches!(
         c,
-        ')' | '"' | ';' | '}' | ']' | '*' | ':' | '@' | '\'' | '(' | '{' | '[' | '!' | '?'
+        ')' | '"'
+            | ';'
+            | '}'
+            | ']'
+            | '*'
+            | ':'
+            | '@'
+            | '\''
+            | '('
+            | '{'
+            | '['
+            | '!'
+            | '?'
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
+    )
+}
+
+/// Closing punctuation moved to the sentence before a break.
+fn closing(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{ab}'
+            | '\u{bb}'
     )
 }
 
@@ -495,13 +531,14 @@ pub fn count_sentences(text: &str) -> usize {
     count
 }
 
-/// `["\')\]}]+?(?:\s+|(?=--)|$)` matched at the start of `s`: the end of the match.
+/// `["')\]}‘’“”«»]+?(?:\s+|(?=--)|$)` matched at the start of `s`: the end of the match.
 fn realignment(s: &str) -> Option<usize> {
-    let k = s
-        .bytes()
-        .take_while(|b| matches!(b, b'"' | b'\'' | b')' | b']' | b'}'))
-        .count();
-    for n in 1..=k {
+    let mut n = 0;
+    for c in s.chars() {
+        if !closing(c) {
+            break;
+        }
+        n += c.len_utf8();
         let rest = &s[n..];
         let ws: usize = rest
             .chars()
@@ -555,5 +592,6 @@ mod tests {
         assert_eq!(count_sentences("What?! Really... yes."), 2);
         assert_eq!(count_sentences("First line.\nSecond line.\n\nThird."), 3);
         assert_eq!(count_sentences("See e.g. the docs. Done."), 3);
+        assert_eq!(count_sentences("what?\" vs.\tetc.\u{201d}\tIt A. "), 4);
     }
 }

@@ -18,11 +18,22 @@ pub fn split_ws(s: &str) -> impl Iterator<Item = &str> {
     s.split(is_space).filter(|w| !w.is_empty())
 }
 
-/// Python's `str.isupper()`: at least one cased character and no lower-case one.
+/// Titlecase letters (`ǅ`, `ᾈ`, …: general category Lt): cased, but neither upper nor lower
+/// case, and Python's `isupper`/`islower` are false for any string holding one.
+fn is_title(c: char) -> bool {
+    matches!(
+        c,
+        '\u{1c5}' | '\u{1c8}' | '\u{1cb}' | '\u{1f2}' | '\u{1fbc}' | '\u{1fcc}' | '\u{1ffc}'
+    ) || ('\u{1f88}'..='\u{1f8f}').contains(&c)
+        || ('\u{1f98}'..='\u{1f9f}').contains(&c)
+        || ('\u{1fa8}'..='\u{1faf}').contains(&c)
+}
+
+/// Python's `str.isupper()`: at least one cased character and no lower-case or titlecase one.
 pub fn is_upper(s: &str) -> bool {
     let mut cased = false;
     for c in s.chars() {
-        if c.is_lowercase() {
+        if c.is_lowercase() || is_title(c) {
             return false;
         }
         cased |= c.is_uppercase();
@@ -30,11 +41,11 @@ pub fn is_upper(s: &str) -> bool {
     cased
 }
 
-/// Python's `str.islower()`: at least one cased character and no upper-case one.
+/// Python's `str.islower()`: at least one cased character and no upper-case or titlecase one.
 pub fn is_lower(s: &str) -> bool {
     let mut cased = false;
     for c in s.chars() {
-        if c.is_uppercase() {
+        if c.is_uppercase() || is_title(c) {
             return false;
         }
         cased |= c.is_lowercase();
@@ -64,13 +75,14 @@ pub fn count_words(s: &str) -> usize {
     WORD.find_iter(s).count()
 }
 
-/// The words of `s` in all capitals, counted the way `nltk.word_tokenize` splits them, which
-/// IFEval's `capital_word_frequency` uses: whitespace-separated chunks are further split at
-/// `, ; : @ # $ % & ? ! ( ) [ ] { } < > "` (a comma or colon followed by a digit stays, as in
-/// `10:30`), at `...` and `--`, and before the contraction suffixes `n't 's 'm 'd 'll 're 've`
-/// (so `DON'T` is two tokens, `DO` and `N'T`, both in capitals). Hyphenated words stay one
-/// token. This reproduces the Treebank rules that can change the count; it is not a full
-/// port (quotes and sentence-final periods are irrelevant to the count and not modelled).
+/// The words of `s` in all capitals, counted the way `nltk.word_tokenize` (NLTK 3.10) splits
+/// them, which IFEval's `capital_word_frequency` uses: whitespace-separated chunks are further
+/// split at `, ; : @ # $ % & ? ! * ( ) [ ] { } < > "` (a comma or colon followed by a digit
+/// stays, as in `10:30`), at runs of two or more dots, at `--` and at ` `` `, and before the
+/// contraction suffixes `n't 's 'm 'd 'll 're 've` (so `DON'T` is two tokens, `DO` and `N'T`,
+/// both in capitals). Hyphenated words stay one token. This reproduces the Treebank rules that
+/// can change the count; it is not a full port (quote conversion and sentence-final periods do
+/// not change it and are not modelled).
 pub fn count_capital_words(s: &str) -> usize {
     let mut n = 0;
     for chunk in split_ws(s) {
@@ -87,9 +99,12 @@ pub fn count_capital_words(s: &str) -> usize {
             let c = b[i];
             let split_len = match c {
                 b';' | b'@' | b'#' | b'$' | b'%' | b'&' | b'?' | b'!' | b'(' | b')' | b'['
-                | b']' | b'{' | b'}' | b'<' | b'>' | b'"' => 1,
+                | b']' | b'{' | b'}' | b'<' | b'>' | b'"' | b'*' => 1,
                 b',' | b':' if !b.get(i + 1).is_some_and(u8::is_ascii_digit) => 1,
-                b'.' if chunk[i..].starts_with("...") => 3,
+                b'.' if chunk[i..].starts_with("..") => {
+                    b[i..].iter().take_while(|&&x| x == b'.').count()
+                }
+                b'`' if chunk[i..].starts_with("``") => 2,
                 b'-' if chunk[i..].starts_with("--") => 2,
                 _ => 0,
             };
@@ -107,13 +122,12 @@ pub fn count_capital_words(s: &str) -> usize {
 }
 
 fn contraction_split(p: &str, n: &mut usize, piece: &mut impl FnMut(&str, &mut usize)) {
-    let lower = p.to_ascii_lowercase();
     for suf in ["n't", "'ll", "'re", "'ve", "'s", "'m", "'d"] {
-        if lower.len() > suf.len()
-            && lower.ends_with(suf)
-            && p.is_char_boundary(p.len() - suf.len())
-        {
-            let (a, b) = p.split_at(p.len() - suf.len());
+        let Some(cut) = p.len().checked_sub(suf.len()) else {
+            continue;
+        };
+        if cut > 0 && p.is_char_boundary(cut) && p[cut..].eq_ignore_ascii_case(suf) {
+            let (a, b) = p.split_at(cut);
             piece(a, n);
             piece(b, n);
             return;
@@ -141,6 +155,7 @@ mod tests {
         assert!(!is_upper("HELLo"));
         assert!(is_lower("hello 123"));
         assert!(!is_lower("..."));
+        assert!(!is_upper("\u{1c5}P.S.A") && !is_lower("\u{1c5}abc"));
     }
 
     #[test]
@@ -149,5 +164,10 @@ mod tests {
         assert_eq!(count_capital_words("DON'T STOP"), 3);
         assert_eq!(count_capital_words("NASA's AI-DRIVEN (USA) A&B"), 5);
         assert_eq!(count_capital_words("HELLO,WORLD 10:30 AM"), 3);
+        assert_eq!(count_capital_words("DON'T```json"), 2);
+        assert_eq!(
+            count_capital_words("**strong**HELLO,WORLD CAT10:30 A..B"),
+            5
+        );
     }
 }
