@@ -92,6 +92,14 @@ fn score_math_example() {
     ));
 }
 
+#[test]
+fn score_ifeval_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/ifeval/spec.yaml",
+        "examples/ifeval/rollouts.jsonl"
+    ));
+}
+
 /// Runs code in the real sandbox (the CLI starts it on first use).
 #[test]
 fn score_code_example() {

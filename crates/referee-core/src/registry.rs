@@ -141,6 +141,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::format::compile,
     },
     ComponentInfo {
+        type_name: "ifeval",
+        group: "rule",
+        source: src!("rule/ifeval.rs"),
+        schema: schema_of::<r::ifeval::IfevalSpec>,
+        compile: r::ifeval::compile,
+    },
+    ComponentInfo {
         type_name: "length",
         group: "rule",
         source: src!("rule/length.rs"),
