@@ -491,7 +491,10 @@ impl SyncComponent for Ifeval {
             );
             for ((id, _), (pass, why)) in pairs.iter().zip(&verdicts) {
                 if !pass {
-                    let _ = write!(s, "; `{id}` failed: {}", why.as_deref().unwrap_or(""));
+                    let _ = match why.as_deref() {
+                        Some(w) if !w.is_empty() => write!(s, "; `{id}` failed: {w}"),
+                        _ => write!(s, "; `{id}` failed"),
+                    };
                 }
             }
             if answer.unclosed {

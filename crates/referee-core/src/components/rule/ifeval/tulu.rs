@@ -350,9 +350,7 @@ fn count_increment_word(a: &Args, response: &str) -> Result<bool, String> {
 
 /// `count:count_unique`: no NLTK `word_tokenize` token occurs twice (case-sensitive). Punctuation
 /// tokens count: two sentences that both end in `.` repeat the `.` token and fail. Hole kept for
-/// fidelity: a one-word answer passes. Deviation: where NLTK's Punkt consults its
-/// orthographic table (module docs), e.g. `Plan B. Over`, NLTK may split off a `.` we keep, and
-/// so see one more `.` token.
+/// fidelity: a one-word answer passes.
 fn count_unique(_: &Args, response: &str) -> Result<bool, String> {
     let tokens = word_tokenize(response);
     let unique: HashSet<&str> = tokens.iter().map(String::as_str).collect();
