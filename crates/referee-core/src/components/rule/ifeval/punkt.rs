@@ -1,4 +1,5 @@
-//! Sentence counting as IFEval does it: NLTK's Punkt sentence tokenizer with its pretrained
+//! Sentences as IFEval counts them and as `nltk.word_tokenize` (open-instruct's checkers) splits
+//! them: NLTK's Punkt sentence tokenizer with its pretrained
 //! English parameters (`tokenizers/punkt/english.pickle`, the same data as `punkt_tab/english`).
 //!
 //! This is the *inference* half of Punkt (Kiss & Strunk 2006) as NLTK ≥ 3.8 runs it: candidate
@@ -55,25 +56,6 @@ static PARAMS: LazyLock<Params> = LazyLock::new(|| {
     }
     p
 });
-
-/// The model's parameters, for `tulu.rs`'s own Punkt pass (its checkers need the sentences
-/// themselves, not their count): one copy of NLTK's English model for both.
-pub(super) fn is_abbrev(typ: &str) -> bool {
-    PARAMS.abbrev.contains(typ)
-}
-
-pub(super) fn is_starter(typ: &str) -> bool {
-    PARAMS.starters.contains(typ)
-}
-
-pub(super) fn is_collocation(a: &str, b: &str) -> bool {
-    PARAMS.colloc.iter().any(|&(x, y)| x == a && y == b)
-}
-
-/// A word type's orthographic context flags (0 when the model never saw it).
-pub(super) fn ortho_context(typ: &str) -> u32 {
-    PARAMS.ortho.get(typ).copied().unwrap_or(0)
-}
 
 const BEG_UC: u32 = 1 << 1;
 const MID_UC: u32 = 1 << 2;
@@ -150,8 +132,15 @@ fn not_word_start(c: char) -> bool {
     )
 }
 
+/// Python's `str.isspace`, for what NLTK does with string methods (`rstrip`).
 fn is_ws(c: char) -> bool {
     c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// `\s` in NLTK's Punkt patterns, which NLTK 3.10 compiles with the `regex` module: Unicode
+/// `White_Space`, without the ASCII separators U+001C–U+001F that `str.isspace` adds.
+fn is_re_ws(c: char) -> bool {
+    c.is_whitespace()
 }
 
 fn is_digit(c: char) -> bool {
@@ -179,7 +168,7 @@ fn multi_char(s: &str) -> Option<usize> {
                 let Some(c) = s[i + 1..].chars().next() else {
                     break;
                 };
-                if !is_ws(c) {
+                if !is_re_ws(c) {
                     break;
                 }
                 i += 1 + c.len_utf8();
@@ -210,7 +199,7 @@ fn word_tokenize(line: &str) -> Vec<&str> {
             i += n;
             continue;
         }
-        if is_ws(c) {
+        if is_re_ws(c) {
             i += c.len_utf8();
             continue;
         }
@@ -224,14 +213,14 @@ fn word_tokenize(line: &str) -> Vec<&str> {
         loop {
             let tail = &rest[j..];
             let Some(d) = tail.chars().next() else { break };
-            if is_ws(d) || non_word(d) || multi_char(tail).is_some() {
+            if is_re_ws(d) || non_word(d) || multi_char(tail).is_some() {
                 break;
             }
             if d == ',' {
                 let after = &tail[1..];
                 match after.chars().next() {
                     None => break,
-                    Some(e) if is_ws(e) || non_word(e) || multi_char(after).is_some() => break,
+                    Some(e) if is_re_ws(e) || non_word(e) || multi_char(after).is_some() => break,
                     _ => {}
                 }
             }
@@ -454,15 +443,15 @@ fn candidates(text: &str) -> Vec<Cand> {
                 after_end: i + 1 + d.len_utf8(),
                 next_tok: None,
             });
-        } else if is_ws(d) {
+        } else if is_re_ws(d) {
             let ws = rest
                 .char_indices()
-                .find(|(_, c)| !is_ws(*c))
+                .find(|(_, c)| !is_re_ws(*c))
                 .map(|(j, _)| j);
             let Some(ws) = ws else { continue };
             let tok_end = rest[ws..]
                 .char_indices()
-                .find(|(_, c)| is_ws(*c))
+                .find(|(_, c)| is_re_ws(*c))
                 .map_or(rest.len(), |(j, _)| ws + j);
             out.push(Cand {
                 at: i,
@@ -476,6 +465,11 @@ fn candidates(text: &str) -> Vec<Cand> {
 
 /// The number of sentences NLTK's `PunktSentenceTokenizer.tokenize` finds in `text`.
 pub fn count_sentences(text: &str) -> usize {
+    sentences(text).len()
+}
+
+/// NLTK's `PunktSentenceTokenizer.tokenize(text)`: the sentences, as slices of `text`.
+pub fn sentences(text: &str) -> Vec<&str> {
     // _match_potential_end_contexts + _slices_from_text
     let mut slices: Vec<(usize, usize)> = Vec::new();
     let mut last_break = 0;
@@ -510,25 +504,31 @@ pub fn count_sentences(text: &str) -> usize {
     }
     let end = text.trim_end_matches(is_ws).len();
     slices.push((last_break, end.max(last_break)));
-    // _realign_boundaries, counting what it yields.
-    let mut count = 0;
+    // _realign_boundaries: closing quotes and brackets that open a sentence move to the one
+    // before it.
+    let mut out = Vec::with_capacity(slices.len());
     let mut realign = 0;
     for k in 0..slices.len() {
         let s1 = (slices[k].0 + realign, slices[k].1);
-        let nonempty = s1.0 < s1.1;
+        let piece = text.get(s1.0..s1.1).unwrap_or("");
         let Some(&s2) = slices.get(k + 1) else {
-            count += usize::from(nonempty);
+            if !piece.is_empty() {
+                out.push(piece);
+            }
             continue;
         };
         if let Some(m_end) = realignment(&text[s2.0..s2.1.max(s2.0)]) {
-            count += 1;
+            let kept = text[s2.0..s2.0 + m_end].trim_end_matches(is_ws).len();
+            out.push(&text[s1.0.min(s2.0 + kept)..s2.0 + kept]);
             realign = m_end;
         } else {
             realign = 0;
-            count += usize::from(nonempty);
+            if !piece.is_empty() {
+                out.push(piece);
+            }
         }
     }
-    count
+    out
 }
 
 /// `["')\]}‘’“”«»]+?(?:\s+|(?=--)|$)` matched at the start of `s`: the end of the match.
@@ -542,7 +542,7 @@ fn realignment(s: &str) -> Option<usize> {
         let rest = &s[n..];
         let ws: usize = rest
             .chars()
-            .take_while(|c| is_ws(*c))
+            .take_while(|c| is_re_ws(*c))
             .map(char::len_utf8)
             .sum();
         if ws > 0 {
@@ -558,6 +558,33 @@ fn realignment(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sentences_match_nltk() {
+        // Expected values checked against NLTK 3.10.4's `sent_tokenize`.
+        assert_eq!(
+            sentences("Mr. Brown met Dr. Smith. They talked."),
+            vec!["Mr. Brown met Dr. Smith.", "They talked."]
+        );
+        assert_eq!(
+            sentences("It costs 5. then more."),
+            vec!["It costs 5. then more."]
+        );
+        assert_eq!(
+            sentences("He lives in the U.S. The weather is fine."),
+            vec!["He lives in the U.S.", "The weather is fine."]
+        );
+        assert_eq!(
+            sentences("J. R. Tolkien wrote. Fine!"),
+            vec!["J. R. Tolkien wrote.", "Fine!"]
+        );
+        assert_eq!(
+            sentences("He said \"Stop.\" Then left."),
+            vec!["He said \"Stop.\"", "Then left."]
+        );
+        assert_eq!(sentences("Why? Because."), vec!["Why?", "Because."]);
+        assert!(sentences("  ").is_empty());
+    }
 
     #[test]
     fn params_load() {
