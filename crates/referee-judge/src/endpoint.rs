@@ -1,0 +1,85 @@
+//! An endpoint's configuration, as a spec or a server config file names it.
+
+use serde::Deserialize;
+
+/// One OpenAI-compatible endpoint. Only `base_url` and `model` are required.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// Up to and including `/v1`, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key (sent as a bearer token), if any. The key
+    /// itself never sits in a spec.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Requests in flight at once (default 8).
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: usize,
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Estimated as prompt characters / 4 plus `max_tokens`, before the call.
+    #[serde(default)]
+    pub tokens_per_minute: Option<u32>,
+    /// Per attempt, from when the request is sent (default 60 000).
+    #[serde(default = "default_timeout")]
+    pub timeout_ms: u64,
+    /// Attempts after the first (default 3).
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    /// First backoff (default 500); doubles per retry up to `backoff_max_ms` (default 8 000).
+    #[serde(default = "default_backoff")]
+    pub backoff_ms: u64,
+    #[serde(default = "default_backoff_max")]
+    pub backoff_max_ms: u64,
+    #[serde(default)]
+    pub structured_outputs: StructuredOutputs,
+}
+
+/// Whether requests carry OpenAI's `response_format` when a caller asks for a JSON schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutputs {
+    /// Send it; if the server rejects it, stop sending it to this endpoint (the prompt asks for JSON).
+    #[default]
+    Auto,
+    /// Always send it; a rejection is an error.
+    Always,
+    /// Never send it.
+    Never,
+}
+
+fn default_concurrency() -> usize {
+    8
+}
+fn default_timeout() -> u64 {
+    60_000
+}
+fn default_retries() -> u32 {
+    3
+}
+fn default_backoff() -> u64 {
+    500
+}
+fn default_backoff_max() -> u64 {
+    8_000
+}
+
+impl EndpointConfig {
+    /// An endpoint with every default.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        EndpointConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            max_concurrency: default_concurrency(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            timeout_ms: default_timeout(),
+            max_retries: default_retries(),
+            backoff_ms: default_backoff(),
+            backoff_max_ms: default_backoff_max(),
+            structured_outputs: StructuredOutputs::Auto,
+        }
+    }
+}
