@@ -127,12 +127,13 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// The executors graders get: a sandbox that starts on first use, so specs that never run code
-/// never start one.
+/// never start one. No judge yet: the judge graders and their endpoint section come with issue 6.
 fn env() -> referee_core::exec::Env {
     referee_core::exec::Env {
         sandbox: Some(std::sync::Arc::new(referee_sandbox::Lazy::new(
             referee_sandbox::Config::default(),
         ))),
+        judge: None,
     }
 }
 

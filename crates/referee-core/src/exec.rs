@@ -128,17 +128,19 @@ pub trait Sandbox: Send + Sync {
     fn languages(&self) -> Vec<String>;
 }
 
-/// What I/O graders get at compile time. Empty by default: a spec that needs a sandbox and gets
-/// none is a compile error that says so.
+/// What I/O graders get at compile time. Empty by default: a spec that needs a sandbox (or a
+/// judge) and gets none is a compile error that says so.
 #[derive(Clone, Default)]
 pub struct Env {
     pub sandbox: Option<Arc<dyn Sandbox>>,
+    pub judge: Option<Arc<dyn crate::judge::Judge>>,
 }
 
 impl std::fmt::Debug for Env {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Env")
             .field("sandbox", &self.sandbox.is_some())
+            .field("judge", &self.judge.is_some())
             .finish()
     }
 }

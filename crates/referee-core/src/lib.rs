@@ -6,6 +6,7 @@ pub mod components;
 pub mod exec;
 pub mod formula;
 pub mod input;
+pub mod judge;
 pub mod node;
 pub mod outcome;
 pub mod program;

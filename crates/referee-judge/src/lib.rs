@@ -17,9 +17,14 @@
 //!   `judge_unparseable`), never a default score.
 //!
 //! Token usage, latency and the number of attempts are returned with every reply.
+//!
+//! [`Pool`] serves named endpoints to the graders through the core's `judge::Judge` trait, on
+//! its own tokio runtime, so the core's executor-agnostic scoring can await judge calls.
 
 mod client;
 mod endpoint;
+mod pool;
 
 pub use client::{ChatReply, ChatRequest, Client, JudgeError, Message, Usage};
 pub use endpoint::{EndpointConfig, StructuredOutputs};
+pub use pool::Pool;

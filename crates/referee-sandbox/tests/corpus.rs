@@ -222,6 +222,7 @@ fn suites_and_exploits_in_a_real_sandbox_leave_the_machine_clean() {
     let pool = Arc::new(pool);
     let env = Env {
         sandbox: Some(pool.clone()),
+        ..Env::default()
     };
     let mut n = 0;
     let mut failures = Vec::new();

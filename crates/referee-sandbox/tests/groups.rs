@@ -25,6 +25,7 @@ fn difficulty_weights_come_from_the_group() {
         .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
     let env = Env {
         sandbox: Some(Arc::new(pool)),
+        ..Env::default()
     };
     let spec = json!({"type": "code_exec", "tests": "{{item.tests}}", "reward": "difficulty"});
     let program = Program::compile_with(&spec, env).unwrap();
@@ -68,6 +69,7 @@ fn the_second_pass_replays_the_first() {
         .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
     let env = Env {
         sandbox: Some(Arc::new(pool)),
+        ..Env::default()
     };
     let tests = json!([
         {"input": "1\n", "output": "1\n"}, {"input": "2\n", "output": "2\n"}, {"input": "3\n", "output": "3\n"}
