@@ -94,6 +94,17 @@ fn cfg(base: &str, model: &str) -> EndpointConfig {
     c
 }
 
+/// One default call to `model` on the scripted server.
+async fn once(
+    base: &str,
+    model: &str,
+) -> Result<referee_judge::ChatReply, referee_judge::JudgeError> {
+    Client::new(cfg(base, model))
+        .unwrap()
+        .chat(&ask(), None)
+        .await
+}
+
 fn ask() -> ChatRequest {
     ChatRequest {
         messages: vec![Message::system("Client."), Message::user("Is 2+2=4?")],
@@ -135,22 +146,14 @@ async fn server_errors_are_retried_until_they_pass() {
 #[tokio::test]
 async fn rate_limits_are_retried_after_retry_after() {
     let (base, _) = server().await;
-    let r = Client::new(cfg(&base, "busy"))
-        .unwrap()
-        .chat(&ask(), None)
-        .await
-        .unwrap();
+    let r = once(&base, "busy").await.unwrap();
     assert_eq!((r.content.as_str(), r.attempts), ("ok now", 2));
 }
 
 #[tokio::test]
 async fn a_server_that_keeps_failing_is_an_error_with_a_reason() {
     let (base, s) = server().await;
-    let e = Client::new(cfg(&base, "down"))
-        .unwrap()
-        .chat(&ask(), None)
-        .await
-        .unwrap_err();
+    let e = once(&base, "down").await.unwrap_err();
     assert_eq!(e.reason, "judge_http_5xx");
     assert_eq!(e.attempts, 4); // the first and max_retries = 3 more
     assert_eq!(s.calls.lock().unwrap()["down"], 4);
@@ -159,11 +162,7 @@ async fn a_server_that_keeps_failing_is_an_error_with_a_reason() {
 #[tokio::test]
 async fn a_bad_request_is_not_retried() {
     let (base, s) = server().await;
-    let e = Client::new(cfg(&base, "bad_request"))
-        .unwrap()
-        .chat(&ask(), None)
-        .await
-        .unwrap_err();
+    let e = once(&base, "bad_request").await.unwrap_err();
     assert_eq!((e.reason, e.attempts), ("judge_http_4xx", 1));
     assert_eq!(s.calls.lock().unwrap()["bad_request"], 1);
 }
@@ -274,11 +273,7 @@ async fn requests_per_minute_spread_a_burst() {
 #[tokio::test]
 async fn an_unreadable_reply_is_unparseable_not_a_score() {
     let (base, _) = server().await;
-    let e = Client::new(cfg(&base, "garbage"))
-        .unwrap()
-        .chat(&ask(), None)
-        .await
-        .unwrap_err();
+    let e = once(&base, "garbage").await.unwrap_err();
     assert_eq!((e.reason, e.attempts), ("judge_unparseable", 1));
 }
 
