@@ -2,6 +2,7 @@
 //! generated model, started on loopback by `scripts/judge_server.py` (which builds and caches it
 //! on first use; `scripts/test.sh` runs its `ensure` first) and stopped when the test ends.
 
+use referee_core::judge::soft;
 use referee_judge::{ChatRequest, Client, EndpointConfig, Message};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -78,6 +79,23 @@ async fn a_real_server_answers_plain_logprob_and_schema_calls() {
         .unwrap();
     assert!(!tokens.is_empty());
     assert_eq!(tokens[0]["top_logprobs"].as_array().unwrap().len(), 3);
+    // The soft-verdict reader understands the real server's shape: at the first position whose
+    // token is a word, with that position's alternatives as the labels, the renormalised
+    // probabilities sum to 1.
+    let lp = r.logprobs.as_ref().unwrap();
+    let pos = soft::positions(lp).unwrap();
+    assert_eq!(pos.len(), tokens.len());
+    let (_, alts) = pos
+        .iter()
+        .find(|(t, _)| !soft::norm(t).is_empty())
+        .expect("some generated token is not blank");
+    let labels: Vec<&str> = alts
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .filter(|t| !soft::norm(t).is_empty())
+        .collect();
+    let p = soft::label_distribution(lp, &labels).unwrap();
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
 
     req.top_logprobs = None;
     req.max_tokens = Some(64);
