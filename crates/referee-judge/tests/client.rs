@@ -105,6 +105,22 @@ async fn once(
         .await
 }
 
+/// `n` default calls at once on one client; the replies in order (each must succeed).
+async fn at_once(c: EndpointConfig, n: usize) -> Vec<referee_judge::ChatReply> {
+    let j = Arc::new(Client::new(c).unwrap());
+    let calls: Vec<_> = (0..n)
+        .map(|_| {
+            let j = j.clone();
+            tokio::spawn(async move { j.chat(&ask(), None).await })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for c in calls {
+        out.push(c.await.unwrap().unwrap());
+    }
+    out
+}
+
 fn ask() -> ChatRequest {
     ChatRequest {
         messages: vec![Message::system("Client."), Message::user("Is 2+2=4?")],
@@ -208,15 +224,8 @@ async fn the_timeout_does_not_count_time_spent_queueing() {
     c.max_concurrency = 1;
     c.timeout_ms = 450;
     c.max_retries = 0;
-    let j = Arc::new(Client::new(c).unwrap());
-    let calls: Vec<_> = (0..3)
-        .map(|_| {
-            let j = j.clone();
-            tokio::spawn(async move { j.chat(&ask(), None).await })
-        })
-        .collect();
-    for c in calls {
-        assert_eq!(c.await.unwrap().unwrap().content, "slow");
+    for r in at_once(c, 3).await {
+        assert_eq!(r.content, "slow");
     }
     assert_eq!(s.max_in_flight.load(Ordering::SeqCst), 1);
 }
@@ -226,17 +235,8 @@ async fn concurrency_is_limited_per_endpoint() {
     let (base, s) = server().await;
     let mut c = cfg(&base, "slow");
     c.max_concurrency = 3;
-    let j = Arc::new(Client::new(c).unwrap());
     let t = Instant::now();
-    let calls: Vec<_> = (0..9)
-        .map(|_| {
-            let j = j.clone();
-            tokio::spawn(async move { j.chat(&ask(), None).await })
-        })
-        .collect();
-    for c in calls {
-        c.await.unwrap().unwrap();
-    }
+    at_once(c, 9).await;
     assert_eq!(s.max_in_flight.load(Ordering::SeqCst), 3);
     // Three waves of 300 ms.
     assert!(
@@ -251,17 +251,8 @@ async fn requests_per_minute_spread_a_burst() {
     let (base, _) = server().await;
     let mut c = cfg(&base, "ok");
     c.requests_per_minute = Some(600); // 10 per second, a burst of 10
-    let j = Arc::new(Client::new(c).unwrap());
     let t = Instant::now();
-    let calls: Vec<_> = (0..20)
-        .map(|_| {
-            let j = j.clone();
-            tokio::spawn(async move { j.chat(&ask(), None).await })
-        })
-        .collect();
-    for c in calls {
-        c.await.unwrap().unwrap();
-    }
+    at_once(c, 20).await;
     // The first 10 go at once, the next 10 at 100 ms intervals.
     assert!(
         t.elapsed() >= Duration::from_millis(900),

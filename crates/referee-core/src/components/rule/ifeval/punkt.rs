@@ -15,6 +15,7 @@
 //! Python's `str` methods use slightly different tables (they differ on a handful of control
 //! and combining characters); `\d` is approximated by Unicode numeric characters.
 
+use super::text::is_space;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
@@ -130,11 +131,6 @@ fn not_word_start(c: char) -> bool {
             | '-'
             | ','
     )
-}
-
-/// Python's `str.isspace`, for what NLTK does with string methods (`rstrip`).
-fn is_ws(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
 /// `\s` in NLTK's Punkt patterns, which NLTK 3.10 compiles with the `regex` module: Unicode
@@ -502,7 +498,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
     if let Some((pc, pw)) = prev.take() {
         decide(&pc, pw, &mut last_break);
     }
-    let end = text.trim_end_matches(is_ws).len();
+    let end = text.trim_end_matches(is_space).len();
     slices.push((last_break, end.max(last_break)));
     // _realign_boundaries: closing quotes and brackets that open a sentence move to the one
     // before it.
@@ -518,7 +514,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
             continue;
         };
         if let Some(m_end) = realignment(&text[s2.0..s2.1.max(s2.0)]) {
-            let kept = text[s2.0..s2.0 + m_end].trim_end_matches(is_ws).len();
+            let kept = text[s2.0..s2.0 + m_end].trim_end_matches(is_space).len();
             out.push(&text[s1.0.min(s2.0 + kept)..s2.0 + kept]);
             realign = m_end;
         } else {

@@ -14,7 +14,7 @@ pub fn strip(s: &str) -> &str {
 }
 
 /// Python's `str.split()` (on runs of whitespace, no empty pieces).
-pub fn split_ws(s: &str) -> impl Iterator<Item = &str> {
+pub fn split_ws(s: &str) -> impl DoubleEndedIterator<Item = &str> {
     s.split(is_space).filter(|w| !w.is_empty())
 }
 

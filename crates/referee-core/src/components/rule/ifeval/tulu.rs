@@ -51,6 +51,7 @@
     reason = "every checker has the dispatch table's signature, errors or not"
 )]
 
+use super::text::{split_ws, strip};
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
@@ -143,7 +144,7 @@ pub fn check(
     // open-instruct checks the answer its `remove_thinking_section` returns, which is stripped:
     // leading/trailing whitespace never reaches a checker (it matters to `sentence_hyphens` and
     // the paragraph counters).
-    let response = py_strip(response);
+    let response = strip(response);
     // A blank response follows nothing: open-instruct's verifier scores an empty answer 0 before
     // any checker runs, which closes the checkers that a blank text meets vacuously
     // (`square_brackets`, `first_word_sent`, `punctuation_dot`, ...). Kwargs errors still win.
@@ -276,17 +277,17 @@ fn missing(key: &str) -> String {
 /// `prompt_to_repeat` stripped and lowercased. Nothing may precede or follow the copy.
 fn copy(a: &Args, response: &str) -> Result<bool, String> {
     let prompt = a.text("prompt_to_repeat")?;
-    Ok(lower(py_strip(response)) == lower(py_strip(prompt)))
+    Ok(lower(strip(response)) == lower(strip(prompt)))
 }
 
 /// `copy:copying_multiple`: the response split on `******` has exactly `N` parts and every part,
 /// stripped and lowercased, equals `prompt_to_repeat` stripped and lowercased. (Seven asterisks
 /// leave a stray `*` in a part, which then differs.) `N` = 0 is literal and never met.
 fn copying_multiple(a: &Args, response: &str) -> Result<bool, String> {
-    let prompt = lower(py_strip(a.text("prompt_to_repeat")?));
+    let prompt = lower(strip(a.text("prompt_to_repeat")?));
     let n = a.int("N")?;
     let parts: Vec<&str> = response.split("******").collect();
-    Ok(count_is(parts.len(), n) && parts.iter().all(|p| lower(py_strip(p)) == prompt))
+    Ok(count_is(parts.len(), n) && parts.iter().all(|p| lower(strip(p)) == prompt))
 }
 
 /// `copy:repeat_phrase`: with the phrase's first and last words `F` and `L` (split on
@@ -296,9 +297,9 @@ fn copying_multiple(a: &Args, response: &str) -> Result<bool, String> {
 /// it in at most one position; and the *last* match differs in exactly one (the reference only
 /// tests the last match's count). `small_n` below 1 is an error (the reference redraws 0).
 fn repeat_phrase(a: &Args, response: &str) -> Result<bool, String> {
-    let phrase = py_strip(a.text("phrase")?);
+    let phrase = strip(a.text("phrase")?);
     let n = a.int_at_least("small_n", 1)?;
-    let words: Vec<&str> = py_split(phrase).collect();
+    let words: Vec<&str> = split_ws(phrase).collect();
     let (Some(first), Some(last)) = (words.first(), words.last()) else {
         return Err("`phrase` has no words".to_owned());
     };
@@ -310,7 +311,7 @@ fn repeat_phrase(a: &Args, response: &str) -> Result<bool, String> {
     }
     let mut differences = 0;
     for candidate in found {
-        let got: Vec<&str> = py_split(candidate).collect();
+        let got: Vec<&str> = split_ws(candidate).collect();
         if got.len() != words.len() {
             return Ok(false);
         }
@@ -332,7 +333,7 @@ fn copy_span_idx(a: &Args, response: &str) -> Result<bool, String> {
     let end = a.int("n_end")?;
     let chars: Vec<char> = prompt.chars().collect();
     let span = py_slice(&chars, start, end);
-    Ok(lower(py_strip(response)) == lower(py_strip(&span)))
+    Ok(lower(strip(response)) == lower(strip(&span)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,8 +343,8 @@ fn copy_span_idx(a: &Args, response: &str) -> Result<bool, String> {
 /// (stripped) exactly twice, each counted as a case-insensitive regex anywhere in the response
 /// (module docs). Both are required: without them the reference crashes.
 fn count_increment_word(a: &Args, response: &str) -> Result<bool, String> {
-    let one = count_matches(py_strip(a.text("keyword1")?), response, "keyword1")?;
-    let two = count_matches(py_strip(a.text("keyword2")?), response, "keyword2")?;
+    let one = count_matches(strip(a.text("keyword1")?), response, "keyword1")?;
+    let two = count_matches(strip(a.text("keyword2")?), response, "keyword2")?;
     Ok(one == 1 && two == 2)
 }
 
@@ -369,7 +370,7 @@ fn counting_composition(a: &Args, response: &str) -> Result<bool, String> {
     let parts: Vec<&str> = STAR_DIVIDER.split(response).collect();
     let mut paragraphs = parts.len();
     for (index, part) in parts.iter().enumerate() {
-        if py_strip(part).is_empty() {
+        if strip(part).is_empty() {
             if index == 0 || index == parts.len() - 1 {
                 paragraphs -= 1;
             } else {
@@ -409,7 +410,7 @@ fn lowercase_counting(a: &Args, response: &str) -> Result<bool, String> {
 /// positions (0, 1), (2, 3), … the first starts with `<<` and the second ends with `>>`. A
 /// trailing odd word is not checked, so a one-word response passes (a hole kept for fidelity).
 fn bigram_wrapping(_: &Args, response: &str) -> Result<bool, String> {
-    let words: Vec<&str> = py_split(response).collect();
+    let words: Vec<&str> = split_ws(response).collect();
     Ok(words
         .chunks_exact(2)
         .all(|pair| pair[0].starts_with("<<") && pair[1].ends_with(">>")))
@@ -424,13 +425,13 @@ fn sentence_hyphens(_: &Args, response: &str) -> Result<bool, String> {
     Ok(response
         .split('-')
         .zip(&gold)
-        .all(|(part, sentence)| py_strip(part) == part && part == sentence))
+        .all(|(part, sentence)| strip(part) == part && part == sentence))
 }
 
 /// `detectable_format:square_brackets`: every whitespace-separated word starts with `[` and ends
 /// with `]` (`[two words]` is two words and fails).
 fn square_brackets(_: &Args, response: &str) -> Result<bool, String> {
-    Ok(py_split(response).all(|w| w.starts_with('[') && w.ends_with(']')))
+    Ok(split_ws(response).all(|w| w.starts_with('[') && w.ends_with(']')))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,26 +440,26 @@ fn square_brackets(_: &Args, response: &str) -> Result<bool, String> {
 /// `first_word:first_word_answer`: the first whitespace-separated word equals `first_word`
 /// (stripped) ignoring case. Punctuation is not removed: `Hello,` is not `hello`.
 fn first_word_answer(a: &Args, response: &str) -> Result<bool, String> {
-    let want = lower(py_strip(a.text("first_word")?));
-    Ok(py_split(response).next().is_some_and(|w| lower(w) == want))
+    let want = lower(strip(a.text("first_word")?));
+    Ok(split_ws(response).next().is_some_and(|w| lower(w) == want))
 }
 
 /// `first_word:first_word_sent`: every sentence of `split_into_sentences` begins with
 /// `first_word` (a string, or the first item of a list; stripped) ignoring case, comparing the
 /// sentence's first whitespace-separated word with its punctuation.
 fn first_word_sent(a: &Args, response: &str) -> Result<bool, String> {
-    let want = lower(py_strip(a.text_or_first("first_word")?));
+    let want = lower(strip(a.text_or_first("first_word")?));
     Ok(split_into_sentences(response)
         .iter()
-        .all(|s| py_split(s).next().is_some_and(|w| lower(w) == want)))
+        .all(|s| split_ws(s).next().is_some_and(|w| lower(w) == want)))
 }
 
 /// `last_word:last_word_answer`: the last whitespace-separated word, with every character that is
 /// neither a word character nor whitespace removed, equals `last_word` (stripped) ignoring case.
 /// A blank response fails (the reference raises `IndexError` there).
 fn last_word_answer(a: &Args, response: &str) -> Result<bool, String> {
-    let want = lower(py_strip(a.text("last_word")?));
-    Ok(py_split(response)
+    let want = lower(strip(a.text("last_word")?));
+    Ok(split_ws(response)
         .last()
         .is_some_and(|w| lower(&strip_punct(w)) == want))
 }
@@ -467,9 +468,9 @@ fn last_word_answer(a: &Args, response: &str) -> Result<bool, String> {
 /// string, or the first item of a list; stripped), comparing the sentence's last
 /// whitespace-separated word with its non-word characters removed, ignoring case.
 fn last_word_sent(a: &Args, response: &str) -> Result<bool, String> {
-    let want = lower(py_strip(a.text_or_first("last_word")?));
+    let want = lower(strip(a.text_or_first("last_word")?));
     Ok(split_into_sentences(response).iter().all(|s| {
-        py_split(s)
+        split_ws(s)
             .last()
             .is_some_and(|w| lower(&strip_punct(w)) == want)
     }))
@@ -483,7 +484,7 @@ fn last_word_sent(a: &Args, response: &str) -> Result<bool, String> {
 /// keyword first, last, capitalised or next to punctuation is not seen. `keyword` is required
 /// (the reference would pick a random word of `instruction`).
 fn exclude_word_harder(a: &Args, response: &str) -> Result<bool, String> {
-    let keyword = py_strip(a.text("keyword")?);
+    let keyword = strip(a.text("keyword")?);
     if a.get("instruction").is_some_and(|v| !v.is_string()) {
         return Err("`instruction` must be a string".to_owned());
     }
@@ -497,7 +498,7 @@ fn exclude_word_harder(a: &Args, response: &str) -> Result<bool, String> {
 /// Hole kept for fidelity: a sentence made of the keyword repeated meets any `m` up to its length.
 /// The sentence is tokenized by our NLTK port (module docs).
 fn keyword_specific_position(a: &Args, response: &str) -> Result<bool, String> {
-    let keyword = py_strip(a.text_or_first("keyword")?);
+    let keyword = strip(a.text_or_first("keyword")?);
     let n = a.int_at_least("n", 1)?;
     let m = a.int_at_least("m", 1)?;
     let sentences = split_into_sentences(response);
@@ -517,7 +518,7 @@ fn keyword_specific_position(a: &Args, response: &str) -> Result<bool, String> {
 /// is more than one character (`İ`) fails the response, as in the reference. Hole kept for
 /// fidelity: a one-word answer passes.
 fn no_adjacent_consecutive(_: &Args, response: &str) -> Result<bool, String> {
-    let words: Vec<&str> = py_split(response).collect();
+    let words: Vec<&str> = split_ws(response).collect();
     for pair in words.windows(2) {
         let (Some(first), Some(second)) = (initial_lower(pair[0]), initial_lower(pair[1])) else {
             return Ok(false);
@@ -533,7 +534,7 @@ fn no_adjacent_consecutive(_: &Args, response: &str) -> Result<bool, String> {
 /// case-sensitive, punctuation included). The reference counts one-character words, so "I" or
 /// "a" anywhere satisfies it: a known hole we keep for fidelity.
 fn palindrome(_: &Args, response: &str) -> Result<bool, String> {
-    Ok(py_split(response).any(|w| w.chars().eq(w.chars().rev())))
+    Ok(split_ws(response).any(|w| w.chars().eq(w.chars().rev())))
 }
 
 /// `keywords:start_end`: the response has at least 2 NLTK tokens and the first equals the last
@@ -550,7 +551,7 @@ fn start_end(_: &Args, response: &str) -> Result<bool, String> {
 /// regex anywhere, module docs) is `less than` / `at least` `frequency`. All three kwargs are
 /// required; a negative `frequency` is an error (the reference redraws it).
 fn word_count_different_numbers(a: &Args, response: &str) -> Result<bool, String> {
-    let keyword = py_strip(a.text("keyword")?);
+    let keyword = strip(a.text("keyword")?);
     let frequency = a.int_at_least("frequency", 0)?;
     let relation = a.relation("relation")?;
     Ok(relation.holds(count_matches(keyword, response, "keyword")?, frequency))
@@ -559,7 +560,7 @@ fn word_count_different_numbers(a: &Args, response: &str) -> Result<bool, String
 /// `keywords:word_once`: `keyword` (stripped) is found exactly once, counted as a
 /// case-insensitive regex anywhere (module docs: `cat` inside `category` counts).
 fn word_once(a: &Args, response: &str) -> Result<bool, String> {
-    let keyword = py_strip(a.text("keyword")?);
+    let keyword = strip(a.text("keyword")?);
     Ok(count_matches(keyword, response, "keyword")? == 1)
 }
 
@@ -618,7 +619,7 @@ fn two_paragraphs<'a>(parts: impl Iterator<Item = &'a str>) -> bool {
     let parts: Vec<&str> = parts.collect();
     let mut count = parts.len();
     for (index, part) in parts.iter().enumerate() {
-        if py_strip(part).is_empty() {
+        if strip(part).is_empty() {
             if index == 0 || index == parts.len() - 1 {
                 count -= 1;
             } else {
@@ -641,20 +642,6 @@ fn punctuation_exclamation(_: &Args, response: &str) -> Result<bool, String> {
 
 // ---------------------------------------------------------------------------------------------
 // Python text primitives
-
-fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python `str.split()`.
-fn py_split(s: &str) -> impl DoubleEndedIterator<Item = &str> {
-    s.split(is_py_space).filter(|w| !w.is_empty())
-}
-
-/// Python `str.strip()`.
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_py_space)
-}
 
 /// Python `str.lower()`.
 fn lower(s: &str) -> String {
@@ -821,7 +808,7 @@ fn split_into_sentences(text: &str) -> Vec<String> {
         .replace('?', "?<stop>")
         .replace('!', "!<stop>")
         .replace("<prd>", ".");
-    let mut sentences: Vec<String> = t.split("<stop>").map(|s| py_strip(s).to_owned()).collect();
+    let mut sentences: Vec<String> = t.split("<stop>").map(|s| strip(s).to_owned()).collect();
     if sentences.last().is_some_and(String::is_empty) {
         sentences.pop();
     }
@@ -923,7 +910,7 @@ fn treebank_tokenize(sentence: &str) -> Vec<String> {
     for (regex, rep) in tb.ending.iter().chain(&tb.contractions) {
         t = regex.replace_all(&t, *rep).into_owned();
     }
-    py_split(&t).map(str::to_owned).collect()
+    split_ws(&t).map(str::to_owned).collect()
 }
 
 /// NLTK's `(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)` → `"' "`: a single quote that opens
