@@ -92,6 +92,21 @@ pub struct Compiler {
     /// Component names seen so far, with the path that defined them: names key `components`.
     names: HashMap<String, String>,
     depth: usize,
+    /// The judge for this program's model graders, once the `judges:` section is connected.
+    judge: Option<Arc<dyn crate::judge::Judge>>,
+    /// Endpoint names and their models, for resolving a node's `judge:` / `model:`.
+    endpoints: Vec<(String, Option<String>)>,
+    /// Why there is no judge (reported once per node that needs one).
+    judge_missing: Option<String>,
+    /// Some node resolved a judge.
+    judged: bool,
+}
+
+/// A model grader's handle on its endpoint, resolved at compile time.
+#[derive(Clone)]
+pub struct JudgeRef {
+    pub judge: Arc<dyn crate::judge::Judge>,
+    pub endpoint: Arc<str>,
 }
 
 impl Compiler {
@@ -118,6 +133,177 @@ impl Compiler {
 
     pub fn grouped(&self) -> bool {
         self.grouped
+    }
+
+    /// Connects the spec's `judges:` section (plus the shell's endpoints) before any node is
+    /// compiled. `section` is the section's JSON (`None`: no section); `cache` is `judge_cache:`.
+    pub fn setup_judges(&mut self, section: Option<&Value>, cache: Option<&Value>) {
+        use crate::judge::{CacheConfig, EndpointConfig};
+        let mut endpoints = self.env.endpoints.clone();
+        if let Some(v) = section {
+            match v {
+                Value::Object(m) => {
+                    for (name, cfg) in m {
+                        let path = format!("/judges/{}", escape(name));
+                        match serde_path_to_error::deserialize::<_, EndpointConfig>(cfg) {
+                            Ok(c) => {
+                                if !(c.base_url.starts_with("http://")
+                                    || c.base_url.starts_with("https://"))
+                                {
+                                    self.error(
+                                        format!("{path}/base_url"),
+                                        None,
+                                        "expected an http:// or https:// URL",
+                                    );
+                                }
+                                if c.max_concurrency == 0 {
+                                    self.error(
+                                        format!("{path}/max_concurrency"),
+                                        None,
+                                        "must be at least 1",
+                                    );
+                                }
+                                endpoints.insert(name.clone(), c);
+                            }
+                            Err(e) => {
+                                let inner = e.path().to_string();
+                                let p = if inner == "." {
+                                    path
+                                } else {
+                                    format!("{path}/{}", inner.replace('.', "/"))
+                                };
+                                self.error(p, None, e.into_inner().to_string());
+                            }
+                        }
+                    }
+                }
+                other => self.error(
+                    "/judges",
+                    None,
+                    format!(
+                        "expected a map from endpoint name to endpoint, found {}",
+                        kind_of(other)
+                    ),
+                ),
+            }
+        }
+        let mut cache_cfg = CacheConfig::default();
+        if let Some(v) = cache {
+            match serde_path_to_error::deserialize::<_, CacheConfig>(v) {
+                Ok(c) => cache_cfg = c,
+                Err(e) => {
+                    let inner = e.path().to_string();
+                    let p = if inner == "." {
+                        "/judge_cache".to_string()
+                    } else {
+                        format!("/judge_cache/{}", inner.replace('.', "/"))
+                    };
+                    self.error(p, None, e.into_inner().to_string());
+                }
+            }
+        }
+        if let Some(c) = &self.env.judge_cache {
+            cache_cfg = c.clone();
+        }
+        if let Some(j) = self.env.judge.clone() {
+            // A judge given directly serves its own endpoints.
+            self.endpoints = j.endpoints().into_iter().map(|n| (n, None)).collect();
+            self.judge = Some(j);
+            return;
+        }
+        if endpoints.is_empty() {
+            self.judge_missing = Some(
+                "no judge endpoint: add a `judges:` section to the spec file \
+                 (`judges: {default: {base_url: \"http://127.0.0.1:8000/v1\", model: \"...\"}}`) \
+                 or give one to the shell (`referee score --judge URL`)"
+                    .into(),
+            );
+            return;
+        }
+        self.endpoints = endpoints
+            .iter()
+            .map(|(n, c)| (n.clone(), Some(c.model.clone())))
+            .collect();
+        match self.env.connect.clone() {
+            Some(c) if !self.has_errors() => match c.connect(&endpoints, &cache_cfg) {
+                Ok(j) => self.judge = Some(j),
+                Err(e) => {
+                    self.error("/judges", None, format!("cannot set up the judges: {e}"));
+                }
+            },
+            Some(_) => {}
+            None => {
+                self.judge_missing = Some(
+                    "this shell cannot call judge endpoints (no judge client was given)".into(),
+                );
+            }
+        }
+    }
+
+    /// The endpoint a model grader calls: the one its `judge:` names; else one named after, or
+    /// serving, its `model:` (OpenAI's field); else `default`; else the only one.
+    pub fn judge(
+        &mut self,
+        at: &At,
+        endpoint: Option<&str>,
+        model: Option<&str>,
+    ) -> Option<JudgeRef> {
+        let Some(judge) = self.judge.clone() else {
+            if let Some(why) = self.judge_missing.clone() {
+                self.err(at, None, why);
+            }
+            return None;
+        };
+        let names: Vec<&str> = self.endpoints.iter().map(|(n, _)| n.as_str()).collect();
+        let chosen = if let Some(e) = endpoint {
+            if !names.contains(&e) {
+                self.err(
+                    at,
+                    Some("judge"),
+                    format!(
+                        "no judge endpoint `{e}`{}; the spec defines {}",
+                        did_you_mean(e, &names),
+                        names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                return None;
+            }
+            e.to_string()
+        } else if let Some(m) = model.and_then(|m| {
+            self.endpoints
+                .iter()
+                .find(|(n, em)| n == m || em.as_deref() == Some(m))
+        }) {
+            m.0.clone()
+        } else if names.contains(&"default") {
+            "default".to_string()
+        } else if names.len() == 1 {
+            names[0].to_string()
+        } else {
+            self.err(
+                at,
+                Some("judge"),
+                format!(
+                    "several judge endpoints ({}) and none named `default`: say which with `judge:`",
+                    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                ),
+            );
+            return None;
+        };
+        self.judged = true;
+        Some(JudgeRef {
+            judge,
+            endpoint: chosen.into(),
+        })
+    }
+
+    /// Whether some node calls a judge.
+    pub fn judged(&self) -> bool {
+        self.judged
     }
 
     pub fn into_errors(self) -> Vec<CompileError> {
@@ -148,6 +334,12 @@ impl Compiler {
             None => at.path.clone(),
         };
         self.error(path, Some(at.kind), message);
+    }
+
+    /// Reports an error below a node's field: `sub` is a JSON pointer relative to the node
+    /// (`input/0/role`), not escaped.
+    pub fn err_in(&mut self, at: &At, sub: &str, message: impl Into<String>) {
+        self.error(format!("{}/{sub}", at.path), Some(at.kind), message);
     }
 
     /// Compiles any node. Returns `None` when it has errors (already recorded).
@@ -342,6 +534,19 @@ impl Compiler {
             Err(errs) => {
                 for e in errs {
                     self.err(at, Some(field), e);
+                }
+                None
+            }
+        }
+    }
+
+    /// [`Compiler::template`] for a template below a field (`sub` as in [`Compiler::err_in`]).
+    pub fn template_in(&mut self, src: &str, at: &At, sub: &str) -> Option<Template> {
+        match Template::parse(src) {
+            Ok(t) => Some(t),
+            Err(errs) => {
+                for e in errs {
+                    self.err_in(at, sub, e);
                 }
                 None
             }

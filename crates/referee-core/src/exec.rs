@@ -133,7 +133,15 @@ pub trait Sandbox: Send + Sync {
 #[derive(Clone, Default)]
 pub struct Env {
     pub sandbox: Option<Arc<dyn Sandbox>>,
+    /// A judge given directly (tests, or a shell that manages its own endpoints). A spec's
+    /// `judges:` section, when present, is connected through `connect` instead.
     pub judge: Option<Arc<dyn crate::judge::Judge>>,
+    pub connect: Option<Arc<dyn crate::judge::JudgeConnect>>,
+    /// Endpoints the shell defines (e.g. from command-line flags); a spec's own section adds to
+    /// them and wins on a name both define.
+    pub endpoints: std::collections::BTreeMap<String, crate::judge::EndpointConfig>,
+    /// The shell's cache choice, which overrides the spec's `judge_cache:`.
+    pub judge_cache: Option<crate::judge::CacheConfig>,
 }
 
 impl std::fmt::Debug for Env {
@@ -141,6 +149,9 @@ impl std::fmt::Debug for Env {
         f.debug_struct("Env")
             .field("sandbox", &self.sandbox.is_some())
             .field("judge", &self.judge.is_some())
+            .field("connect", &self.connect.is_some())
+            .field("endpoints", &self.endpoints.keys().collect::<Vec<_>>())
+            .field("judge_cache", &self.judge_cache)
             .finish()
     }
 }

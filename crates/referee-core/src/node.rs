@@ -37,6 +37,8 @@ struct Replayed {
     out: Outcome,
     note: Option<String>,
     detail: Option<serde_json::Value>,
+    /// The judge usage the first pass spent on this node, reported again with the result.
+    usage: crate::judge::Usage,
 }
 
 pub enum Imp {
@@ -92,8 +94,10 @@ impl Node {
                         t.note.clone_from(&r.note);
                         t.detail.clone_from(&r.detail);
                     }
+                    cx.usage.add(&r.usage);
                     r.out.clone()
                 } else {
+                    let before = cx.usage;
                     let out = futures::executor::block_on(c.score(s, cx));
                     if cx.collecting && !c.group_aware() {
                         let (note, detail) = cx
@@ -105,6 +109,7 @@ impl Node {
                             out: out.clone(),
                             note,
                             detail,
+                            usage: cx.usage.since(&before),
                         };
                         cx.memo.insert(self.meta.path.clone(), Arc::new(kept));
                     }
@@ -155,6 +160,8 @@ pub struct ScoreCtx {
     pub(crate) record: Vec<(Arc<str>, Vec<bool>)>,
     /// Group scoring: this is the first pass (waiting nodes keep their outcomes).
     pub(crate) collecting: bool,
+    /// Judge calls, cache hits and tokens spent on this sample.
+    pub(crate) usage: crate::judge::Usage,
 }
 
 /// What one group's first pass found: per node path, the fraction of the group's samples that
@@ -234,6 +241,17 @@ impl ScoreCtx {
     ) {
         self.memo.insert(path.clone(), data);
         self.record.push((path.clone(), passes));
+    }
+
+    /// Counts a judge reply (a call, or a cache hit) against this sample.
+    pub fn judge_reply(&mut self, r: &crate::judge::JudgeReply) {
+        self.usage.reply(r);
+    }
+
+    /// Counts a judge call that failed.
+    pub fn judge_failed(&mut self) {
+        self.usage.judge_calls += 1;
+        self.usage.judge_errors += 1;
     }
 
     /// Attaches structured detail (per-test verdicts, ...) to the node being scored; only built

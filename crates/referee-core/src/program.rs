@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Top-level keys of a spec file besides the grader node itself.
-const FILE_FIELDS: &[&str] = &["grader", "description"];
+const FILE_FIELDS: &[&str] = &["grader", "description", "judges", "judge_cache"];
 
 /// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
 pub struct Program {
@@ -23,6 +23,8 @@ pub struct Program {
     grouped: bool,
     /// Every named component, in spec order, so every result has the same keys.
     names: Vec<Arc<str>>,
+    /// Some node calls a judge: results carry `usage`.
+    judged: bool,
 }
 
 impl std::fmt::Debug for Program {
@@ -42,6 +44,8 @@ pub struct ScoreResult {
     pub status: ResultStatus,
     pub components: Vec<(Arc<str>, Option<f64>)>,
     pub trace: Option<Trace>,
+    /// Judge calls and tokens spent on this sample; `Some` for programs with model graders.
+    pub usage: Option<crate::judge::Usage>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +76,7 @@ impl ScoreResult {
             }),
             components: Vec::new(),
             trace: None,
+            usage: None,
         }
     }
 
@@ -114,6 +119,9 @@ impl Serialize for Identified<'_> {
             }
         }
         st.serialize_field("components", &Components(&r.components))?;
+        if let Some(u) = &r.usage {
+            st.serialize_field("usage", u)?;
+        }
         if let Some(t) = &r.trace {
             st.serialize_field("trace", t)?;
         }
@@ -156,13 +164,14 @@ impl Program {
         let mut cx = Compiler::with_env(env);
         let (node_value, path) = match spec {
             Value::Object(m) if !m.contains_key("type") && m.contains_key("grader") => {
+                cx.setup_judges(m.get("judges"), m.get("judge_cache"));
                 for (k, v) in m {
                     if !FILE_FIELDS.contains(&k.as_str()) {
                         cx.error(
                             format!("/{}", crate::compile::escape(k)),
                             None,
                             format!(
-                                "unknown top-level field `{k}`{}; expected `grader` or `description`",
+                                "unknown top-level field `{k}`{}; expected one of `grader`, `description`, `judges`, `judge_cache`",
                                 crate::compile::did_you_mean(k, FILE_FIELDS)
                             ),
                         );
@@ -176,10 +185,14 @@ impl Program {
                 }
                 (&m["grader"], "/grader")
             }
-            other => (other, ""),
+            other => {
+                cx.setup_judges(None, None);
+                (other, "")
+            }
         };
         let root = cx.node(node_value, path);
         let cx_grouped = cx.grouped();
+        let judged = cx.judged();
         let errors = cx.into_errors();
         match root {
             Some(root) if errors.is_empty() => {
@@ -191,6 +204,7 @@ impl Program {
                     waits,
                     grouped: cx_grouped,
                     names,
+                    judged,
                 })
             }
             _ => {
@@ -318,6 +332,7 @@ impl Program {
             status,
             components,
             trace: cx.root.take(),
+            usage: self.judged.then_some(cx.usage),
         }
     }
 }

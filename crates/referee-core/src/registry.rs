@@ -62,6 +62,10 @@ macro_rules! src {
 /// (`crates/referee-sandbox/tests`), not in the core's sandbox-free tests.
 pub const SANDBOXED: &[&str] = &["code_exec", "python"];
 
+/// Types that call a judge: their suites run against a scripted judge (`judge::script`) and,
+/// end to end, against a real llama-server (`crates/referee-judge/tests`).
+pub const JUDGED: &[&str] = &["score_model", "label_model"];
+
 pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo {
         type_name: "string_check",
@@ -83,6 +87,20 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("openai/python.rs"),
         schema: schema_of::<o::python::PythonSpec>,
         compile: o::python::compile,
+    },
+    ComponentInfo {
+        type_name: "score_model",
+        group: "openai",
+        source: src!("openai/score_model.rs"),
+        schema: schema_of::<o::score_model::ScoreModelSpec>,
+        compile: o::score_model::compile,
+    },
+    ComponentInfo {
+        type_name: "label_model",
+        group: "openai",
+        source: src!("openai/label_model.rs"),
+        schema: schema_of::<o::label_model::LabelModelSpec>,
+        compile: o::label_model::compile,
     },
     ComponentInfo {
         type_name: "code_exec",

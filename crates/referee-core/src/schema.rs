@@ -44,17 +44,43 @@ pub fn spec_schema() -> Value {
         variants.push(json!({"$ref": format!("#/$defs/{def_name}")}));
     }
     defs.insert("Node".into(), json!({"oneOf": variants}));
+    for (name, mut s) in [
+        (
+            "EndpointConfig",
+            g.root_schema_for::<crate::judge::EndpointConfig>()
+                .to_value(),
+        ),
+        (
+            "CacheConfig",
+            g.root_schema_for::<crate::judge::CacheConfig>().to_value(),
+        ),
+    ] {
+        let obj = s.as_object_mut().expect("object schema");
+        if let Some(Value::Object(inner)) = obj.remove("$defs") {
+            for (k, v) in inner {
+                defs.insert(k, v);
+            }
+        }
+        obj.remove("$schema");
+        defs.insert(name.into(), s);
+    }
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Referee grader spec",
-        "description": "A grader node, or a file with `grader:` and an optional `description`.",
+        "description": "A grader node, or a file with `grader:` and optional `description`, `judges` (endpoints by name) and `judge_cache`.",
         "oneOf": [
             {"$ref": "#/$defs/Node"},
             {
                 "type": "object",
                 "properties": {
                     "grader": {"$ref": "#/$defs/Node"},
-                    "description": {"type": "string"}
+                    "description": {"type": "string"},
+                    "judges": {
+                        "type": "object",
+                        "description": "OpenAI-compatible endpoints that model graders call, by name (`judge:` in a node picks one; `default` is used otherwise).",
+                        "additionalProperties": {"$ref": "#/$defs/EndpointConfig"}
+                    },
+                    "judge_cache": {"$ref": "#/$defs/CacheConfig"}
                 },
                 "required": ["grader"],
                 "additionalProperties": false

@@ -17,6 +17,9 @@ pub struct Summary {
     pub components: BTreeMap<String, ComponentStat>,
     /// Error counts by reason.
     pub reasons: BTreeMap<String, usize>,
+    /// Judge calls, cache hits and tokens over the run (only for specs with model graders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::judge::Usage>,
     #[serde(skip)]
     reward_sum: f64,
     #[serde(skip)]
@@ -44,6 +47,9 @@ impl Summary {
         for (k, v) in o.reasons {
             *self.reasons.entry(k).or_default() += v;
         }
+        if let Some(u) = o.judge {
+            self.judge.get_or_insert_with(Default::default).add(&u);
+        }
         for (k, c) in o.components {
             let mine = self.components.entry(k).or_default();
             mine.sum += c.sum;
@@ -61,6 +67,9 @@ impl Summary {
                 self.errors += 1;
                 *self.reasons.entry(f.reason.to_string()).or_default() += 1;
             }
+        }
+        if let Some(u) = &r.usage {
+            self.judge.get_or_insert_with(Default::default).add(u);
         }
         if let Some(v) = r.reward {
             self.reward_sum += v;

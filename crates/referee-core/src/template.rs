@@ -153,6 +153,43 @@ impl Template {
         }
     }
 
+    /// Renders to text, passing each variable's text through `wrap` with whether it comes from
+    /// the policy's output (`sample.*`) rather than the dataset (`item.*`). Model graders use it
+    /// to delimit (and strip the reasoning of) what the policy wrote inside their prompts.
+    pub fn render_with(
+        &self,
+        s: &Sample,
+        wrap: &dyn Fn(bool, &str) -> String,
+    ) -> Result<String, Miss> {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(l) => out.push_str(l),
+                Part::Var(v) => out.push_str(&wrap(v.root != Root::Item, &v.render(s)?)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The template's own text, variables left out (a grader's instructions, for the echo check).
+    pub fn literal_text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Lit(l) => Some(l.as_str()),
+                Part::Var(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Whether some variable reads the policy's output (`sample.*`).
+    pub fn reads_sample(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, Part::Var(v) if v.root != Root::Item))
+    }
+
     /// Renders to a JSON value: a template that is exactly one variable yields that value
     /// (so `{{item.keywords}}` can be a list); anything else yields the rendered string.
     pub fn render_value<'a>(&'a self, s: &'a Sample) -> Result<Cow<'a, Value>, Miss> {

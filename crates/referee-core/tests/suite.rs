@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, compile, sample_of, yaml_docs};
+use common::{check, compile_case, env_for, sample_of, yaml_docs};
 use referee_core::registry::COMPONENTS;
 use referee_core::Program;
 use serde_json::Value;
@@ -36,7 +36,7 @@ fn every_suite_passes() {
                 .get("spec")
                 .or(default_spec)
                 .unwrap_or_else(|| panic!("{file} {name}: no spec"));
-            let program = compile(spec);
+            let program = compile_case(spec, case.get("judge").or(doc.get("judge")));
             let sample = sample_of(case);
             let r = program.explain(&sample);
             let expect = case
@@ -58,7 +58,7 @@ fn every_suite_passes() {
         {
             cases += 1;
             let spec = case.get("spec").expect("compile_errors case needs spec");
-            match Program::compile(spec) {
+            match Program::compile_with(spec, env_for(case.get("judge").or(doc.get("judge")))) {
                 Ok(_) => failures.push(format!(
                     "{file} compile_errors #{i}: compiled, expected errors"
                 )),
@@ -122,7 +122,7 @@ fn every_documented_example_compiles() {
             "{}: example has another type",
             c.type_name
         );
-        if let Err(e) = Program::compile(&v) {
+        if let Err(e) = Program::compile_with(&v, env_for(None)) {
             panic!("{}: documented example does not compile:\n{e}", c.type_name);
         }
         for section in [

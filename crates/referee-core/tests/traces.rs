@@ -7,7 +7,7 @@
 #[allow(dead_code)]
 mod common;
 
-use common::{compile, sample_of, yaml_docs};
+use common::{compile, compile_case, sample_of, yaml_docs};
 use referee_core::node::Trace;
 use referee_core::{Program, Sample};
 use serde_json::{json, Value};
@@ -78,7 +78,7 @@ fn traces_are_unchanged() {
                 explain(
                     &mut out,
                     &format!("{file} #{i} {name}"),
-                    &compile(spec),
+                    &compile_case(spec, case.get("judge").or(doc.get("judge"))),
                     &sample_of(case),
                 );
             }

@@ -1,7 +1,7 @@
 //! The per-endpoint client: limits, attempts, and what a reply or a failure carries.
 
-use crate::endpoint::{EndpointConfig, StructuredOutputs};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use referee_core::judge::{EndpointConfig, StructuredOutputs};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::num::NonZeroU32;

@@ -22,9 +22,8 @@
 //! its own tokio runtime, so the core's executor-agnostic scoring can await judge calls.
 
 mod client;
-mod endpoint;
 mod pool;
 
 pub use client::{ChatReply, ChatRequest, Client, JudgeError, Message, Usage};
-pub use endpoint::{EndpointConfig, StructuredOutputs};
 pub use pool::Pool;
+pub use referee_core::judge::{CacheBackend, CacheConfig, EndpointConfig, StructuredOutputs};

@@ -1,8 +1,8 @@
 //! Named endpoints behind the core's `Judge` trait.
 
 use crate::client::{ChatRequest, Client, Message};
-use crate::endpoint::EndpointConfig;
 use futures::future::BoxFuture;
+use referee_core::judge::EndpointConfig;
 use referee_core::judge::{Judge, JudgeCall, JudgeFailure, JudgeReply};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ impl Judge for Pool {
             max_tokens: call.max_tokens,
             top_logprobs: call.top_logprobs,
             json_schema: call.json_schema,
-            extra: serde_json::Map::new(),
+            extra: call.extra,
         };
         let handle = self
             .rt
@@ -77,6 +77,7 @@ impl Judge for Pool {
                     latency_ms: r.latency_ms,
                     attempts: r.attempts,
                     structured: r.structured,
+                    cached: false,
                 }),
                 Ok(Err(e)) => Err(JudgeFailure {
                     reason: e.reason.into(),

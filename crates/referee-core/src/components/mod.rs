@@ -2,5 +2,6 @@
 
 pub mod combinator;
 pub mod exec;
+pub mod judge;
 pub mod openai;
 pub mod rule;

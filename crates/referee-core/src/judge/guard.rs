@@ -89,6 +89,49 @@ pub fn degenerate(candidate: &str, min_chars: usize) -> Option<Degenerate> {
     })
 }
 
+/// Shingles of three lower-cased words, for the echo and repetition checks.
+fn trigrams(text: &str) -> Vec<[String; 3]> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words
+        .windows(3)
+        .map(|w| [w[0].clone(), w[1].clone(), w[2].clone()])
+        .collect()
+}
+
+/// The share of the candidate's word trigrams found in `sources` (the grader's own rubric and
+/// instructions). A candidate made of the rubric's words ("the response mentions X and
+/// explains Y") describes a good answer instead of giving one. `None` below 5 trigrams.
+pub fn echo_fraction(candidate: &str, sources: &[&str]) -> Option<f64> {
+    let cand = trigrams(candidate);
+    if cand.len() < 5 {
+        return None;
+    }
+    let known: std::collections::HashSet<[String; 3]> =
+        sources.iter().flat_map(|s| trigrams(s)).collect();
+    let hits = cand.iter().filter(|t| known.contains(*t)).count();
+    Some(hits as f64 / cand.len() as f64)
+}
+
+/// For long candidates (200+ words), the share of distinct word trigrams: padding made of a
+/// repeated sentence or paragraph scores near 0, ordinary prose near 1.
+pub fn distinct_fraction(candidate: &str) -> Option<f64> {
+    let t = trigrams(candidate);
+    if t.len() < 200 {
+        return None;
+    }
+    let distinct: std::collections::HashSet<&[String; 3]> = t.iter().collect();
+    Some(distinct.len() as f64 / t.len() as f64)
+}
+
+/// Injection families that fail a candidate by default (`injection: fail`): they only make
+/// sense addressed to a grader. Score demands and verdict-like text are only flagged, since
+/// answers say "the result = 10" or "output the correct value" innocently.
+pub const BLOCKING: &[&str] = &["override", "role_play", "fake_turn"];
+
 /// Phrases that talk to the grader instead of answering, by family.
 const INJECTION: &[(&str, &str)] = &[
     (
@@ -161,6 +204,26 @@ mod tests {
             Some(Degenerate::TooShort { chars: 1, min: 10 })
         );
         assert_eq!(degenerate("The capital of France is Paris.", 10), None);
+    }
+
+    #[test]
+    fn echoes_and_padding_are_measured() {
+        let rubric = "The response mentions that the capital of France is Paris and explains why it is the capital.";
+        let echo = "The response mentions that the capital of France is Paris and explains why.";
+        assert!(echo_fraction(echo, &[rubric]).unwrap() > 0.8);
+        let real = "Paris has been the seat of the French government since the tenth century.";
+        assert!(echo_fraction(real, &[rubric]).unwrap() < 0.2);
+        assert_eq!(echo_fraction("Paris.", &[rubric]), None);
+        let padded = format!(
+            "The answer is 42. {}",
+            "This point is very important. ".repeat(100)
+        );
+        assert!(distinct_fraction(&padded).unwrap() < 0.1);
+        let prose = (0..300)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(distinct_fraction(&prose).unwrap() > 0.99);
     }
 
     #[test]

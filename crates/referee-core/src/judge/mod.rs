@@ -1,6 +1,7 @@
 //! What model graders ask of a judge server, and what they get back (DESIGN §4: the core
 //! declares the interface, `referee-judge` implements it over HTTP, tests may inject fakes).
-//! The judge graders themselves come with issue 6; this is the seam they will call through.
+//! Model graders (`components/judge/`) call through this seam; the spec's `judges:` section
+//! ([`endpoint`]) names the endpoints, and a shell's [`JudgeConnect`] turns it into a [`Judge`].
 
 use crate::outcome::Outcome;
 use futures::future::BoxFuture;
@@ -18,6 +19,8 @@ pub struct JudgeCall {
     pub max_tokens: Option<u32>,
     pub top_logprobs: Option<u32>,
     pub json_schema: Option<Value>,
+    /// Other sampling parameters sent as they are (`top_p`, `seed`, `reasoning_effort`, ...).
+    pub extra: serde_json::Map<String, Value>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -32,6 +35,8 @@ pub struct JudgeReply {
     pub attempts: u32,
     /// Whether the reply was constrained by the schema.
     pub structured: bool,
+    /// Served from the cache (or shared with an identical call in flight): no new judge call.
+    pub cached: bool,
 }
 
 /// A call that could not be completed: `judge_timeout`, `judge_deadline`, `judge_http_5xx`,
@@ -64,5 +69,68 @@ pub trait Judge: Send + Sync {
     fn endpoints(&self) -> Vec<String>;
 }
 
+/// What judging one sample cost. `judge_calls` are calls that reached a server (failed ones
+/// included); cache hits cost nothing and are counted apart; tokens and time are the server's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Usage {
+    pub judge_calls: u64,
+    pub cache_hits: u64,
+    pub judge_errors: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Summed latency of the calls (they may overlap).
+    pub judge_ms: f64,
+}
+
+impl Usage {
+    pub fn reply(&mut self, r: &JudgeReply) {
+        if r.cached {
+            self.cache_hits += 1;
+        } else {
+            self.judge_calls += 1;
+            self.prompt_tokens += r.prompt_tokens;
+            self.completion_tokens += r.completion_tokens;
+            self.judge_ms += r.latency_ms;
+        }
+    }
+
+    pub fn add(&mut self, o: &Usage) {
+        self.judge_calls += o.judge_calls;
+        self.cache_hits += o.cache_hits;
+        self.judge_errors += o.judge_errors;
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.judge_ms += o.judge_ms;
+    }
+
+    /// What was spent since `before` (an earlier copy of this counter).
+    #[must_use]
+    pub fn since(&self, before: &Usage) -> Usage {
+        Usage {
+            judge_calls: self.judge_calls - before.judge_calls,
+            cache_hits: self.cache_hits - before.cache_hits,
+            judge_errors: self.judge_errors - before.judge_errors,
+            prompt_tokens: self.prompt_tokens - before.prompt_tokens,
+            completion_tokens: self.completion_tokens - before.completion_tokens,
+            judge_ms: self.judge_ms - before.judge_ms,
+        }
+    }
+}
+
+/// Builds the [`Judge`] for a spec's endpoints (a shell's HTTP pool, with its cache). Given to
+/// `compile` in the [`crate::exec::Env`], so one spec file carries its endpoints and the shell
+/// only says how to reach them.
+pub trait JudgeConnect: Send + Sync {
+    fn connect(
+        &self,
+        endpoints: &std::collections::BTreeMap<String, EndpointConfig>,
+        cache: &CacheConfig,
+    ) -> Result<std::sync::Arc<dyn Judge>, String>;
+}
+
+pub mod endpoint;
 pub mod guard;
+pub mod script;
 pub mod soft;
+
+pub use endpoint::{CacheBackend, CacheConfig, EndpointConfig, StructuredOutputs};

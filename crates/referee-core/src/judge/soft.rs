@@ -68,9 +68,30 @@ pub fn norm(token: &str) -> String {
 /// chose a label, or its alternatives hold none (then only the hard label is known).
 /// Labels must be single tokens; a multi-token label never matches a position.
 pub fn label_distribution(logprobs: &Value, labels: &[&str]) -> Option<Vec<f64>> {
+    label_distribution_after(logprobs, "", labels)
+}
+
+/// [`label_distribution`] at the first label position after the generated text contains
+/// `marker` (e.g. `"result"`, so digits in a verdict's reasoning are not taken for its score).
+pub fn label_distribution_after(
+    logprobs: &Value,
+    marker: &str,
+    labels: &[&str],
+) -> Option<Vec<f64>> {
     let wanted: Vec<String> = labels.iter().map(|l| norm(l)).collect();
     let positions = positions(logprobs)?;
-    let (_, alts) = positions.iter().find(|(t, _)| wanted.contains(&norm(t)))?;
+    let mut seen = String::new();
+    let start = if marker.is_empty() {
+        0
+    } else {
+        positions.iter().position(|(t, _)| {
+            seen.push_str(t);
+            seen.contains(marker)
+        })? + 1
+    };
+    let (_, alts) = positions[start..]
+        .iter()
+        .find(|(t, _)| wanted.contains(&norm(t)))?;
     let mut mass = vec![0.0; wanted.len()];
     for (tok, lp) in alts {
         if let Some(i) = wanted.iter().position(|w| *w == norm(tok)) {
@@ -86,8 +107,13 @@ pub fn label_distribution(logprobs: &Value, labels: &[&str]) -> Option<Vec<f64>>
 /// The expected value of a score whose labels are `(token, value)` pairs (`("1", 1.0)` …
 /// `("5", 5.0)`), under [`label_distribution`].
 pub fn expected_score(logprobs: &Value, scale: &[(&str, f64)]) -> Option<f64> {
+    expected_score_after(logprobs, "", scale)
+}
+
+/// [`expected_score`] after `marker` (see [`label_distribution_after`]).
+pub fn expected_score_after(logprobs: &Value, marker: &str, scale: &[(&str, f64)]) -> Option<f64> {
     let labels: Vec<&str> = scale.iter().map(|(l, _)| *l).collect();
-    let p = label_distribution(logprobs, &labels)?;
+    let p = label_distribution_after(logprobs, marker, &labels)?;
     Some(p.iter().zip(scale).map(|(p, (_, v))| p * v).sum())
 }
 
@@ -119,6 +145,24 @@ mod tests {
         let want = (3.0 * p3 + 4.0 * p4 + 5.0 * p5) / (p3 + p4 + p5);
         assert!((e - want).abs() < 1e-12);
         assert!(e > 3.0 && e < 5.0);
+    }
+
+    #[test]
+    fn labels_are_read_after_the_marker() {
+        let pos = |t: &str, alts: &[(&str, f64)]| {
+            json!({"token": t, "logprob": alts[0].1, "top_logprobs":
+                alts.iter().map(|(a, l)| json!({"token": a, "logprob": l})).collect::<Vec<_>>()})
+        };
+        let lp = json!({"content": [
+            pos("{\"steps\": \"", &[("{\"steps\": \"", 0.0)]),
+            pos("2", &[("2", -0.1), ("3", -2.0)]),
+            pos("\", \"result", &[("\", \"result", 0.0)]),
+            pos("\": ", &[("\": ", 0.0)]),
+            pos("4", &[("4", -0.5), ("5", -1.0)]),
+        ]});
+        let p = label_distribution_after(&lp, "result", &["4", "5", "2"]).unwrap();
+        assert!(p[2] == 0.0 && p[0] > p[1], "{p:?}");
+        assert!(label_distribution(&lp, &["4", "5", "2"]).unwrap()[2] > 0.5);
     }
 
     #[test]

@@ -54,6 +54,19 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
             bad.push(format!("reason: want {want}, got {:?}", r.reason()));
         }
     }
+    for key in ["judge_calls", "cache_hits"] {
+        if let Some(want) = expect.get(key).and_then(Value::as_u64) {
+            let u = r.usage.unwrap_or_default();
+            let got = if key == "judge_calls" {
+                u.judge_calls
+            } else {
+                u.cache_hits
+            };
+            if got != want {
+                bad.push(format!("{key}: want {want}, got {got}"));
+            }
+        }
+    }
     if let Some(Value::Object(comps)) = expect.get("components") {
         for (k, want) in comps {
             let got = r
@@ -74,8 +87,27 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     bad
 }
 
+#[allow(dead_code)] // used by traces.rs only
 pub fn compile(spec: &Value) -> Program {
     Program::compile(spec).unwrap_or_else(|e| panic!("spec does not compile:\n{e}"))
+}
+
+/// The environment for a case: a scripted judge when the case (or its file) gives a `judge:`
+/// script, or when the spec calls a judge (then it answers nothing: a call is a failure).
+pub fn env_for(script: Option<&Value>) -> referee_core::exec::Env {
+    let script = script.cloned().unwrap_or_else(|| serde_json::json!([]));
+    let judge = referee_core::judge::script::ScriptJudge::from_value(&script)
+        .unwrap_or_else(|e| panic!("bad judge script: {e}"));
+    referee_core::exec::Env {
+        judge: Some(std::sync::Arc::new(judge)),
+        ..Default::default()
+    }
+}
+
+/// Compiles a case's spec with [`env_for`].
+pub fn compile_case(spec: &Value, script: Option<&Value>) -> Program {
+    Program::compile_with(spec, env_for(script))
+        .unwrap_or_else(|e| panic!("spec does not compile:\n{e}"))
 }
 
 pub fn load_yaml(path: &std::path::Path) -> Value {

@@ -1,9 +1,12 @@
-//! An endpoint's configuration, as a spec or a server config file names it.
+//! The `judges:` and `judge_cache:` sections of a spec file: the endpoints model graders call,
+//! by name, and where their replies are cached. Declared in the core (they are part of the
+//! spec language and its JSON Schema); `referee-judge` implements them.
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// One OpenAI-compatible endpoint. Only `base_url` and `model` are required.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointConfig {
     /// Up to and including `/v1`, e.g. `http://127.0.0.1:8000/v1`.
@@ -37,7 +40,7 @@ pub struct EndpointConfig {
 }
 
 /// Whether requests carry OpenAI's `response_format` when a caller asks for a JSON schema.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StructuredOutputs {
     /// Send it; if the server rejects it, stop sending it to this endpoint (the prompt asks for JSON).
@@ -80,6 +83,48 @@ impl EndpointConfig {
             backoff_ms: default_backoff(),
             backoff_max_ms: default_backoff_max(),
             structured_outputs: StructuredOutputs::Auto,
+        }
+    }
+}
+
+/// Where judge replies are kept between calls and runs (`judge_cache:` in a spec; a shell may
+/// override it). Keys are content addresses of (endpoint URL, model, rendered messages, sampling
+/// parameters, schema), so a changed prompt or model never reads an old verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// `file` (default: an embedded store that survives restarts), `redis` (shared by
+    /// replicas), `memory` (this process only) or `off`.
+    #[serde(default)]
+    pub backend: CacheBackend,
+    /// The store's file for `file` (default: chosen by the shell, e.g. next to the run's output).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `redis://host:port/db` for `redis`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Entries older than this are not used (default: kept forever).
+    #[serde(default)]
+    pub ttl_s: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheBackend {
+    #[default]
+    File,
+    Redis,
+    Memory,
+    Off,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            backend: CacheBackend::File,
+            path: None,
+            url: None,
+            ttl_s: None,
         }
     }
 }

@@ -1,0 +1,266 @@
+//! # label_model
+//! *What it scores:* OpenAI's `label_model` grader, accepted verbatim: a judge model reads the
+//! `input` messages and picks one of `labels`; the sample passes (1) when the label is one of
+//! `passing_labels`, else 0.
+//!
+//! *Spec:* OpenAI's fields: `input`, `model`, `labels`, `passing_labels`, `sampling_params`.
+//! Referee's additions, as in `score_model`: `judge` (the endpoint by name), `steps` (default
+//! true: reasoning before the label), `soft` (default false: the score is the probability the
+//! judge gave the passing labels, renormalised over all labels, from `top_logprobs`; labels
+//! should then be single words), `reasoning`, `prefilter`, `min_chars`, `deadline_ms`.
+//!
+//! *Example:*
+//! ```yaml
+//! type: label_model
+//! name: sentiment
+//! model: judge
+//! labels: [positive, neutral, negative]
+//! passing_labels: [positive]
+//! input:
+//!   - role: user
+//!     content: "Classify the sentiment of this review: {{sample.output_text}}"
+//! ```
+//!
+//! *Score and failure modes:* 1 or 0 (or the passing probability with `soft`). The candidate is
+//! delimited and prefiltered as in `score_model`. A label outside `labels` (compared exactly), a
+//! reply that is cut off or not exactly `{"steps", "result"}` is `judge_unparseable`; call
+//! failures are errors with their reason, never a 0.
+
+use crate::compile::{waits, At, Compiler};
+use crate::components::judge::{
+    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, CallerSpec,
+    Injection, MessageSpec, Prompt, SamplingParams,
+};
+use crate::exec::BoxFuture;
+use crate::judge::soft;
+use crate::node::{AsyncComponent, ScoreCtx};
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use crate::text::reasoning::Reasoning;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LabelModelSpec {
+    pub input: Vec<MessageSpec>,
+    pub labels: Vec<String>,
+    pub passing_labels: Vec<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub judge: Option<String>,
+    #[serde(default)]
+    pub sampling_params: Option<SamplingParams>,
+    #[serde(default)]
+    pub steps: Option<bool>,
+    #[serde(default)]
+    pub soft: bool,
+    #[serde(default)]
+    pub reasoning: Reasoning,
+    #[serde(default)]
+    pub prefilter: Option<bool>,
+    #[serde(default)]
+    pub min_chars: Option<usize>,
+    /// Candidates longer than this (in characters) score 0 without a call.
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+    #[serde(default)]
+    pub injection: Injection,
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+}
+
+pub struct LabelModel {
+    prompt: Prompt,
+    caller: Caller,
+    labels: Vec<String>,
+    passing: Vec<bool>,
+    steps: bool,
+    soft: bool,
+    instructions: String,
+    schema: Value,
+    /// The prompt's own words, for the echo check.
+    echo: String,
+}
+
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
+    let spec: LabelModelSpec = cx.spec(v, at)?;
+    if spec.labels.len() < 2 {
+        cx.err(at, Some("labels"), "needs at least two labels");
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, l) in spec.labels.iter().enumerate() {
+        if l.trim().is_empty() || !seen.insert(l) {
+            cx.err_in(
+                at,
+                &format!("labels/{i}"),
+                format!("label `{l}` is empty or repeated"),
+            );
+        }
+    }
+    if spec.passing_labels.is_empty() {
+        cx.err(at, Some("passing_labels"), "needs at least one label");
+    }
+    for (i, p) in spec.passing_labels.iter().enumerate() {
+        if !spec.labels.contains(p) {
+            cx.err_in(
+                at,
+                &format!("passing_labels/{i}"),
+                format!("`{p}` is not one of `labels`"),
+            );
+        }
+    }
+    let prompt = Prompt::compile(cx, at, "input", &spec.input, spec.reasoning);
+    let caller = Caller::compile(
+        cx,
+        at,
+        &CallerSpec {
+            judge: spec.judge.as_deref(),
+            model: spec.model.as_deref(),
+            sampling: spec.sampling_params.as_ref(),
+            deadline_ms: spec.deadline_ms,
+            prefilter: spec.prefilter,
+            min_chars: spec.min_chars,
+            max_chars: spec.max_chars,
+            injection: spec.injection,
+            reasoning: spec.reasoning,
+            default_max_tokens: 1024,
+        },
+    );
+    let steps = spec.steps.unwrap_or(true);
+    let result = json!({"type": "string", "enum": spec.labels});
+    let schema = if steps {
+        json!({"type": "object", "properties": {"steps": steps_schema(), "result": result},
+               "required": ["steps", "result"], "additionalProperties": false})
+    } else {
+        json!({"type": "object", "properties": {"result": result},
+               "required": ["result"], "additionalProperties": false})
+    };
+    let list = spec
+        .labels
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let instructions = if steps {
+        format!("Respond with only a JSON object: {{\"steps\": [{{\"description\": \"...\", \"conclusion\": \"...\"}}], \"result\": L}}, where the steps are your reasoning and L is exactly one of {list}.")
+    } else {
+        format!(
+            "Respond with only a JSON object: {{\"result\": L}}, where L is exactly one of {list}."
+        )
+    };
+    let passing = spec
+        .labels
+        .iter()
+        .map(|l| spec.passing_labels.contains(l))
+        .collect();
+    let echo = prompt
+        .as_ref()
+        .map(Prompt::instructions_text)
+        .unwrap_or_default();
+    Some(waits(LabelModel {
+        prompt: prompt?,
+        caller: caller?,
+        labels: spec.labels,
+        passing,
+        steps,
+        soft: spec.soft,
+        instructions,
+        schema,
+        echo,
+    }))
+}
+
+impl LabelModel {
+    async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        let started = Instant::now();
+        if let Some(o) = self.caller.prefilter(s, cx, &[&self.echo]) {
+            return o;
+        }
+        let messages = match self.prompt.render(s, &self.instructions) {
+            Ok(m) => m,
+            Err(miss) => return miss.outcome(cx),
+        };
+        let top = self.soft.then_some(20);
+        let reply = match self
+            .caller
+            .call(messages, Some(self.schema.clone()), top, started, cx)
+            .await
+        {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
+        let m = match verdict_object(&reply) {
+            Ok(m) => m,
+            Err(e) => return unparseable(e),
+        };
+        let (required, optional): (&[&str], &[&str]) = if self.steps {
+            (&["steps", "result"], &[])
+        } else {
+            (&["result"], &["steps"])
+        };
+        if let Err(e) = exact_keys(&m, required, optional).and_then(|()| check_steps(&m)) {
+            return unparseable(e);
+        }
+        let Some(label) = m.get("result").and_then(Value::as_str) else {
+            return unparseable(format!("`result` is not a label: {}", m["result"]));
+        };
+        let Some(i) = self.labels.iter().position(|l| l == label) else {
+            return unparseable(format!("`{label}` is not one of the labels"));
+        };
+        let mut value = if self.passing[i] { 1.0 } else { 0.0 };
+        let mut soft_used = false;
+        if self.soft {
+            let labels: Vec<&str> = self.labels.iter().map(String::as_str).collect();
+            match reply
+                .logprobs
+                .as_ref()
+                .and_then(|lp| soft::label_distribution_after(lp, "result", &labels))
+            {
+                Some(p) => {
+                    value = p
+                        .iter()
+                        .zip(&self.passing)
+                        .filter(|(_, pass)| **pass)
+                        .map(|(p, _)| p)
+                        .sum();
+                    soft_used = true;
+                }
+                None => cx.note(|| "no usable logprobs: the sampled label is used".into()),
+            }
+        }
+        cx.note(|| {
+            let mut n = format!(
+                "judge `{}` chose `{label}` ({})",
+                self.caller.judge.endpoint,
+                if self.passing[i] {
+                    "passing"
+                } else {
+                    "not passing"
+                }
+            );
+            if soft_used {
+                let _ = write!(n, "; passing probability {value:.4}");
+            }
+            if reply.cached {
+                n.push_str(" [cache hit]");
+            }
+            n
+        });
+        cx.detail(|| {
+            json!({"verdict": Value::Object(m.clone()), "cached": reply.cached,
+                   "structured": reply.structured, "latency_ms": reply.latency_ms})
+        });
+        Outcome::ok(value)
+    }
+}
+
+impl AsyncComponent for LabelModel {
+    fn score<'a>(&'a self, s: &'a Sample, cx: &'a mut ScoreCtx) -> BoxFuture<'a, Outcome> {
+        Box::pin(self.run(s, cx))
+    }
+}

@@ -1,0 +1,118 @@
+//! A scripted judge for tests of the model graders' logic (parsing, aggregation, prefilters):
+//! each rule answers the calls whose prompt contains its `when` text. The graders' behaviour
+//! against a real server is tested in `crates/referee-judge/tests` against llama-server.
+//!
+//! A script is a list of rules, first match wins:
+//! `{when?: "text in any message", content?: "...", finish_reason?: "stop", logprobs?: {...},
+//!   fail?: "judge_timeout", endpoint?: "name"}`.
+
+use super::{Judge, JudgeCall, JudgeFailure, JudgeReply};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+struct Rule {
+    when: Option<String>,
+    endpoint: Option<String>,
+    reply: Result<JudgeReply, JudgeFailure>,
+}
+
+/// Answers from a script and keeps every call it saw.
+#[derive(Debug, Default)]
+pub struct ScriptJudge {
+    rules: Vec<Rule>,
+    endpoints: Vec<String>,
+    calls: Mutex<Vec<(String, JudgeCall)>>,
+}
+
+impl ScriptJudge {
+    /// Builds a judge from a script (see the module docs); it serves `default` plus any
+    /// endpoint a rule names.
+    pub fn from_value(v: &Value) -> Result<ScriptJudge, String> {
+        let rules = v.as_array().ok_or("a judge script is a list of rules")?;
+        let mut out = ScriptJudge {
+            endpoints: vec!["default".into()],
+            ..ScriptJudge::default()
+        };
+        for r in rules {
+            let get = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+            let reply = match get("fail") {
+                Some(reason) => Err(JudgeFailure {
+                    message: format!("scripted {reason}"),
+                    reason: reason.into(),
+                }),
+                None => Ok(JudgeReply {
+                    content: get("content").unwrap_or_default(),
+                    finish_reason: Some(get("finish_reason").unwrap_or_else(|| "stop".into())),
+                    prompt_tokens: 100,
+                    completion_tokens: 10,
+                    logprobs: r.get("logprobs").cloned(),
+                    latency_ms: 1.0,
+                    attempts: 1,
+                    structured: true,
+                    cached: r.get("cached").and_then(Value::as_bool).unwrap_or(false),
+                }),
+            };
+            let endpoint = get("endpoint");
+            if let Some(e) = &endpoint {
+                if !out.endpoints.contains(e) {
+                    out.endpoints.push(e.clone());
+                }
+            }
+            out.rules.push(Rule {
+                when: get("when"),
+                endpoint,
+                reply,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every call so far: `(endpoint, call)`.
+    pub fn calls(&self) -> Vec<(String, JudgeCall)> {
+        self.calls.lock().expect("script lock").clone()
+    }
+}
+
+impl Judge for ScriptJudge {
+    fn call(
+        &self,
+        endpoint: &str,
+        call: JudgeCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<JudgeReply, JudgeFailure>> {
+        let text: String = call
+            .messages
+            .iter()
+            .map(|(_, c)| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let reply = self
+            .rules
+            .iter()
+            .find(|r| {
+                r.when.as_ref().is_none_or(|w| text.contains(w.as_str()))
+                    && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+            })
+            .map_or_else(
+                || {
+                    Err(JudgeFailure {
+                        reason: "judge_config".into(),
+                        message: "no scripted reply for this call".into(),
+                    })
+                },
+                |r| r.reply.clone(),
+            );
+        self.calls
+            .lock()
+            .expect("script lock")
+            .push((endpoint.to_string(), call));
+        Box::pin(async move { reply })
+    }
+
+    fn endpoints(&self) -> Vec<String> {
+        self.endpoints.clone()
+    }
+}
