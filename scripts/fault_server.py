@@ -11,9 +11,13 @@ according to MODE:
 - `stall`: reads the request and never answers (the connection stays open);
 - `500`: HTTP 500 with an OpenAI-style error body;
 - `garbage`: HTTP 200 with a body that is not JSON (`{"choices": [` cut off);
-- `prose`: a well-formed completion whose content is prose, not the verdict JSON asked for.
+- `prose`: a well-formed completion whose content is prose, not the verdict JSON asked for;
+- `rm`: a reward-model server: `POST /pooling` and `/classify` (vLLM's shapes) and
+  `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
+  as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
 
-`GET /stats` returns `{"requests": N}` (how many completions were asked for).
+`GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
+reward-model request).
 """
 import argparse
 import json
@@ -24,6 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNT = 0
+BATCHES = []
 LOCK = threading.Lock()
 
 
@@ -55,16 +60,18 @@ def handler(args):
 
         def do_GET(self):
             if self.path == "/stats":
-                self.reply(200, json.dumps({"requests": COUNT}).encode())
+                self.reply(200, json.dumps({"requests": COUNT, "batches": BATCHES}).encode())
             else:
                 self.reply(200, b'{"status": "ok"}')
 
         def do_POST(self):
             global COUNT
             n = int(self.headers.get("Content-Length") or 0)
-            self.rfile.read(n)
+            raw = self.rfile.read(n)
             with LOCK:
                 COUNT += 1
+            if args.mode == "rm":
+                return self.reward_model(json.loads(raw))
             if args.mode == "stall":
                 time.sleep(3600)
                 return
@@ -79,12 +86,29 @@ def handler(args):
             else:
                 self.reply(200, json.dumps(completion(args.content)).encode())
 
+        def reward_model(self, body):
+            texts = body.get("query") if self.path.endswith("/get_reward") else body.get("input")
+            with LOCK:
+                BATCHES.append(len(texts))
+            if args.delay:
+                time.sleep(args.delay)
+            rs = [(len(t) % 10) / 10 for t in texts]
+            if self.path.endswith("/pooling"):
+                out = {"object": "list", "data": [{"index": i, "object": "pooling", "data": [r, -r]} for i, r in enumerate(rs)]}
+            elif self.path.endswith("/classify"):
+                out = {"object": "list", "data": [{"index": i, "label": "1", "probs": [1 - r, r], "num_classes": 2} for i, r in enumerate(rs)]}
+            elif self.path.endswith("/get_reward"):
+                out = {"rewards": rs}
+            else:
+                return self.reply(404, b'{"error": "not found"}')
+            self.reply(200, json.dumps(out).encode())
+
     return H
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')

@@ -34,7 +34,26 @@ pub fn key(base_url: &str, model: &str, call: &JudgeCall) -> String {
         "schema": call.json_schema,
         "extra": call.extra,
     });
-    let digest = Sha256::digest(canon.to_string().as_bytes());
+    hex(&Sha256::digest(canon.to_string().as_bytes()))
+}
+
+/// A reward model's score, and when.
+#[derive(Debug, Serialize, Deserialize)]
+struct RewardEntry {
+    reward: f64,
+    at: u64,
+}
+
+/// The content address of a reward-model text.
+pub fn reward_key(base_url: &str, model: &str, call: &referee_core::judge::RewardCall) -> String {
+    let canon = serde_json::json!({
+        "v": 1, "kind": "reward", "url": base_url, "model": model,
+        "api": format!("{:?}", call.api), "index": call.index, "text": call.text,
+    });
+    hex(&Sha256::digest(canon.to_string().as_bytes()))
+}
+
+fn hex(digest: &[u8]) -> String {
     digest.iter().fold(String::with_capacity(64), |mut s, b| {
         use std::fmt::Write as _;
         let _ = write!(s, "{b:02x}");
@@ -134,24 +153,7 @@ impl Cache {
     /// The stored reply, marked `cached`. A store that fails to answer is a miss (the call is
     /// then made), never an error: the cache only ever saves work.
     pub async fn get(&self, key: &str) -> Option<JudgeReply> {
-        let bytes = match &self.store {
-            Store::Off => None,
-            Store::Memory(m) => m.lock().ok()?.get(key).cloned(),
-            Store::File(db) => {
-                let tx = db.begin_read().ok()?;
-                let table = tx.open_table(TABLE).ok()?;
-                table.get(key).ok()?.map(|v| v.value().to_vec())
-            }
-            Store::Redis(conn) => {
-                let mut c = conn.clone();
-                redis::cmd("GET")
-                    .arg(format!("referee:judge:{key}"))
-                    .query_async::<Option<Vec<u8>>>(&mut c)
-                    .await
-                    .ok()?
-            }
-        }?;
-        let e: Entry = serde_json::from_slice(&bytes).ok()?;
+        let e: Entry = serde_json::from_slice(&self.get_bytes(key).await?).ok()?;
         if self
             .ttl_s
             .is_some_and(|ttl| now().saturating_sub(e.at) > ttl)
@@ -171,6 +173,44 @@ impl Cache {
         })
     }
 
+    /// A stored reward-model score.
+    pub async fn get_reward(&self, key: &str) -> Option<f64> {
+        let e: RewardEntry = serde_json::from_slice(&self.get_bytes(key).await?).ok()?;
+        if self
+            .ttl_s
+            .is_some_and(|ttl| now().saturating_sub(e.at) > ttl)
+        {
+            return None;
+        }
+        Some(e.reward)
+    }
+
+    pub async fn put_reward(&self, key: &str, reward: f64) {
+        if let Ok(b) = serde_json::to_vec(&RewardEntry { reward, at: now() }) {
+            self.put_bytes(key, b).await;
+        }
+    }
+
+    async fn get_bytes(&self, key: &str) -> Option<Vec<u8>> {
+        match &self.store {
+            Store::Off => None,
+            Store::Memory(m) => m.lock().ok()?.get(key).cloned(),
+            Store::File(db) => {
+                let tx = db.begin_read().ok()?;
+                let table = tx.open_table(TABLE).ok()?;
+                table.get(key).ok()?.map(|v| v.value().to_vec())
+            }
+            Store::Redis(conn) => {
+                let mut c = conn.clone();
+                redis::cmd("GET")
+                    .arg(format!("referee:judge:{key}"))
+                    .query_async::<Option<Vec<u8>>>(&mut c)
+                    .await
+                    .ok()?
+            }
+        }
+    }
+
     /// Stores a completed reply (failures to store are ignored, as misses are).
     pub async fn put(&self, key: &str, r: &JudgeReply) {
         let e = Entry {
@@ -182,9 +222,12 @@ impl Cache {
             structured: r.structured,
             at: now(),
         };
-        let Ok(bytes) = serde_json::to_vec(&e) else {
-            return;
-        };
+        if let Ok(bytes) = serde_json::to_vec(&e) {
+            self.put_bytes(key, bytes).await;
+        }
+    }
+
+    async fn put_bytes(&self, key: &str, bytes: Vec<u8>) {
         match &self.store {
             Store::Off => {}
             Store::Memory(m) => {

@@ -208,22 +208,17 @@ impl Client {
         Ok(r)
     }
 
-    /// A POST of any JSON body to a path under the endpoint's base URL, with the same slots,
-    /// quotas, timeouts and retries as chat calls (reward-model APIs). `parse` reads the reply.
+    /// A POST of any JSON body to `url`, with the same slots, quotas, timeouts and retries as
+    /// chat calls (reward-model APIs). `parse` reads the reply (body, latency in ms).
     pub async fn post<T>(
         &self,
-        path: &str,
+        url: &str,
         body: &Value,
         est_tokens: u64,
         deadline: Option<Instant>,
         parse: impl Fn(&[u8], f64) -> Result<T, String>,
     ) -> Result<(T, u32), JudgeError> {
-        let url = format!(
-            "{}/{}",
-            self.cfg.base_url.trim_end_matches('/'),
-            path.trim_start_matches('/')
-        );
-        let work = self.retrying(est_tokens, || self.attempt(&url, body, &parse, false));
+        let work = self.retrying(est_tokens, || self.attempt(url, body, &parse, false));
         match deadline {
             None => work.await,
             Some(d) => tokio::time::timeout_at(d.into(), work)

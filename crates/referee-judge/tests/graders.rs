@@ -172,6 +172,20 @@ grader: {{type: score_model, steps: false, {node} input: [{{role: user, content:
     (rs, t.elapsed(), srv)
 }
 
+fn stats(srv: &common::Proc) -> serde_json::Value {
+    let url = format!("http://127.0.0.1:{}/stats", srv.info["port"]);
+    let body = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+            &url,
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    serde_json::from_slice(&body).unwrap()
+}
+
 fn requests(srv: &common::Proc) -> u64 {
     let url = format!("http://127.0.0.1:{}/stats", srv.info["port"]);
     let body = std::process::Command::new("python3")
@@ -362,4 +376,53 @@ grader:
         assert!(matches!(r.reward, Some(v) if v == 0.0 || v == 1.0));
         assert_eq!(r.usage.unwrap().judge_calls, 1);
     }
+}
+
+#[test]
+fn reward_models_are_called_in_batches_through_each_api_and_cached() {
+    let srv = fault_server("rm", &["--delay", "0.05"]);
+    let outputs: Vec<String> = (0..12).map(|i| "x".repeat(i)).collect();
+    let refs: Vec<&str> = outputs.iter().map(String::as_str).collect();
+    let batch = samples(&refs);
+    let mut sent = 0;
+    for (api, index, sign) in [
+        ("pooling", 0, 1.0),
+        ("pooling", 1, -1.0),
+        ("classify", 1, 1.0),
+        ("openrlhf", 0, 1.0),
+    ] {
+        let spec = format!(
+            r#"
+judges: {{rm: {{base_url: "{}", model: rm, max_batch: 8, batch_wait_ms: 30}}}}
+judge_cache: {{backend: memory}}
+grader: {{type: reward_model, api: {api}, index: {index}}}
+"#,
+            srv.info["base_url"].as_str().unwrap()
+        );
+        let p = compile(&spec);
+        let rs = p.score_batch(&batch, false);
+        for (r, o) in rs.iter().zip(&outputs) {
+            let want = sign * (o.len() % 10) as f64 / 10.0;
+            assert_eq!(r.reward, Some(want), "{api}[{index}] for {o:?}: {r:?}");
+        }
+        let u = summary(&rs).judge.unwrap();
+        assert_eq!(u.judge_calls, 12);
+        // The same texts again: every reward from the cache, nothing sent.
+        let again = summary(&p.score_batch(&batch, false)).judge.unwrap();
+        assert_eq!((again.judge_calls, again.cache_hits), (0, 12));
+        sent += 12;
+    }
+    let s = stats(&srv);
+    let sizes: Vec<u64> = s["batches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes.iter().sum::<u64>(), sent, "{sizes:?}");
+    assert!(
+        sizes.len() < sent as usize / 2,
+        "texts were batched: {sizes:?}"
+    );
+    assert!(sizes.iter().all(|&n| n <= 8), "max_batch holds: {sizes:?}");
 }

@@ -26,6 +26,8 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod reward_model;
+
 pub const OPEN: &str = "<candidate_response>";
 pub const CLOSE: &str = "</candidate_response>";
 
