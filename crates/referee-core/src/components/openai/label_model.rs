@@ -219,7 +219,7 @@ impl LabelModel {
             match reply
                 .logprobs
                 .as_ref()
-                .and_then(|lp| soft::label_distribution_after(lp, "result", &labels))
+                .and_then(|lp| soft::label_distribution_after(lp, "\"result\"", &labels))
             {
                 Some(p) => {
                     value = p

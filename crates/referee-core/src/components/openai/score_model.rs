@@ -226,7 +226,7 @@ impl ScoreModel {
             match reply
                 .logprobs
                 .as_ref()
-                .and_then(|lp| soft::expected_score_after(lp, "result", &sc))
+                .and_then(|lp| soft::expected_score_after(lp, "\"result\"", &sc))
             {
                 Some(e) => {
                     value = e;
