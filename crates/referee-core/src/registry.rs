@@ -2,7 +2,7 @@
 //! Adding a component is one entry here (DESIGN.md §5); there are no registration macros.
 
 use crate::compile::{At, Compiler};
-use crate::components::{combinator as c, exec as x, openai as o, rule as r};
+use crate::components::{combinator as c, exec as x, judge as j, openai as o, rule as r};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ pub type CompileFn = fn(&Value, &mut Compiler, &At) -> Option<crate::node::Imp>;
 
 pub struct ComponentInfo {
     pub type_name: &'static str,
-    /// `openai`, `rule`, `exec` or `combinator`.
+    /// `openai`, `rule`, `exec`, `judge` or `combinator`.
     pub group: &'static str,
     /// The component's source file; its `//!` lines are its documentation.
     source: &'static str,
@@ -64,7 +64,7 @@ pub const SANDBOXED: &[&str] = &["code_exec", "python"];
 
 /// Types that call a judge: their suites run against a scripted judge (`judge::script`) and,
 /// end to end, against a real llama-server (`crates/referee-judge/tests`).
-pub const JUDGED: &[&str] = &["score_model", "label_model"];
+pub const JUDGED: &[&str] = &["score_model", "label_model", "rubric"];
 
 pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo {
@@ -101,6 +101,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("openai/label_model.rs"),
         schema: schema_of::<o::label_model::LabelModelSpec>,
         compile: o::label_model::compile,
+    },
+    ComponentInfo {
+        type_name: "rubric",
+        group: "judge",
+        source: src!("judge/rubric.rs"),
+        schema: schema_of::<j::rubric::RubricSpec>,
+        compile: j::rubric::compile,
     },
     ComponentInfo {
         type_name: "code_exec",

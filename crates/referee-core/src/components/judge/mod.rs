@@ -13,6 +13,8 @@
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
+pub mod rubric;
+
 use crate::compile::{At, Compiler, JudgeRef};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
@@ -263,6 +265,30 @@ pub fn defuse(text: &str) -> String {
     }
     text.replace("<candidate_response", "<\u{200b}candidate_response")
         .replace("</candidate_response", "<\u{200b}/candidate_response")
+}
+
+/// Renders one template of a grader's own prompt (not OpenAI's `input` messages): item
+/// variables verbatim, every `sample.*` variable delimited as in [`Prompt::render`] (reasoning
+/// stripped unless `keep`, tags defused). For the graders that build their prompt from fields
+/// (`question`, `reference`, `other`) instead of messages.
+pub fn render_delimited(t: &Template, s: &Sample, reasoning: Reasoning) -> Result<String, Miss> {
+    t.render_with(s, &|from_policy: bool, text: &str| {
+        if from_policy {
+            delimit(text, reasoning)
+        } else {
+            text.to_string()
+        }
+    })
+}
+
+/// A text the judge must treat as data: reasoning stripped unless `keep`, inside
+/// `<candidate_response>` tags, defused.
+pub fn delimit(text: &str, reasoning: Reasoning) -> String {
+    let text = match reasoning {
+        Reasoning::Strip => strip_reasoning(text).text,
+        Reasoning::Keep => text,
+    };
+    format!("{OPEN}\n{}\n{CLOSE}", defuse(text))
 }
 
 /// How a model grader reaches its judge: endpoint, sampling, deadline, prefilter.
