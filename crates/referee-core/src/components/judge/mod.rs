@@ -13,6 +13,8 @@
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
+pub mod pairwise;
+pub mod reference_judge;
 pub mod rubric;
 
 use crate::compile::{At, Compiler, JudgeRef};
