@@ -64,7 +64,13 @@ pub const SANDBOXED: &[&str] = &["code_exec", "python"];
 
 /// Types that call a judge: their suites run against a scripted judge (`judge::script`) and,
 /// end to end, against a real llama-server (`crates/referee-judge/tests`).
-pub const JUDGED: &[&str] = &["score_model", "label_model", "rubric", "pairwise", "reference_judge"];
+pub const JUDGED: &[&str] = &[
+    "score_model",
+    "label_model",
+    "rubric",
+    "pairwise",
+    "reference_judge",
+];
 
 pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo {

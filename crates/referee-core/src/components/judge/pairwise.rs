@@ -37,8 +37,7 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    delimit, exact_keys, unparseable, verdict_object, Caller, CallerSpec, Injection,
-    SamplingParams,
+    delimit, exact_keys, unparseable, verdict_object, Caller, CallerSpec, Injection, SamplingParams,
 };
 use crate::exec::BoxFuture;
 use crate::judge::{soft, JudgeReply};
@@ -201,7 +200,12 @@ impl Pairwise {
         let winner = match m["winner"].as_str() {
             Some(w @ ("A" | "B")) => w.to_string(),
             Some("tie") if self.allow_tie => "tie".to_string(),
-            _ => return Err(format!("`winner` is not one of the choices: {}", m["winner"])),
+            _ => {
+                return Err(format!(
+                    "`winner` is not one of the choices: {}",
+                    m["winner"]
+                ))
+            }
         };
         let hard = if winner == "tie" {
             0.5
@@ -241,7 +245,10 @@ impl Pairwise {
             let _ = write!(user, "Question:\n{q}\n\n");
         }
         let _ = write!(user, "Response A:\n{a}\n\nResponse B:\n{b}");
-        vec![("system".into(), self.system.clone()), ("user".into(), user)]
+        vec![
+            ("system".into(), self.system.clone()),
+            ("user".into(), user),
+        ]
     }
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
@@ -306,13 +313,13 @@ impl Pairwise {
             _ => self.tie,
         };
         let value = match (first.soft, second.soft) {
-            (Some(a), Some(b)) => (a + b) / 2.0,
+            (Some(a), Some(b)) => f64::midpoint(a, b),
             _ => hard,
         };
         let soft_used = self.soft && first.soft.is_some() && second.soft.is_some();
         cx.note(|| {
             let mut n = format!(
-                "judge `{}`: as A the response got `{}`, as B `{}`: {outcome}",
+                "judge `{}` picked `{}` with the response as A, `{}` with it as B: {outcome}",
                 self.caller.judge.endpoint, first.winner, second.winner
             );
             if flipped {

@@ -226,7 +226,13 @@ impl ReferenceJudge {
             ];
             let reply = match self
                 .caller
-                .call(messages, Some(self.commit_schema.clone()), None, started, cx)
+                .call(
+                    messages,
+                    Some(self.commit_schema.clone()),
+                    None,
+                    started,
+                    cx,
+                )
                 .await
             {
                 Ok(r) => r,

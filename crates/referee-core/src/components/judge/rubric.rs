@@ -186,7 +186,7 @@ impl Default for CategoryWeights {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Mode {
+pub enum RubricMode {
     /// One verdict per criterion (RaR's "explicit" aggregation).
     #[default]
     Verdicts,
@@ -205,7 +205,7 @@ pub struct RubricSpec {
     #[serde(default)]
     pub categories: Option<CategoryWeights>,
     #[serde(default)]
-    pub mode: Mode,
+    pub mode: RubricMode,
     /// Criteria per judge call (default: all in one call).
     #[serde(default)]
     pub per_call: Option<usize>,
@@ -277,7 +277,7 @@ pub struct RubricGrader {
     dimensions: Option<Given<Vec<Value>>>,
     weights: WeightSource,
     categories: CategoryWeights,
-    mode: Mode,
+    mode: RubricMode,
     per_call: Option<usize>,
     question: Option<Template>,
     reference: Option<Template>,
@@ -294,6 +294,18 @@ static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
 
 static FAILS_IF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\bfails?\s+if\b").expect("fails-if pattern"));
+
+/// The keys a criterion object may have (the union of the dataset shapes).
+const KEYS: &[&str] = &[
+    "title",
+    "description",
+    "criterion",
+    "name",
+    "text",
+    "weight",
+    "choices",
+    "critical",
+];
 
 /// A criterion from its dataset shape; `Err` says what is wrong with it.
 fn criterion_of(
@@ -320,16 +332,6 @@ fn criterion_of(
             ))
         }
     };
-    const KEYS: &[&str] = &[
-        "title",
-        "description",
-        "criterion",
-        "name",
-        "text",
-        "weight",
-        "choices",
-        "critical",
-    ];
     if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!(
             "unknown key `{k}`; expected some of {}",
@@ -437,8 +439,10 @@ fn list_of(v: &Value, what: &str) -> Result<Vec<Value>, String> {
         Value::Object(o) => ["rubric", "rubrics", "criteria", "dimensions"]
             .iter()
             .find_map(|k| o.get(*k).filter(|x| x.is_array()))
-            .map(|x| list_of(x, what))
-            .unwrap_or_else(|| Err(format!("the {what} is an object without a list"))),
+            .map_or_else(
+                || Err(format!("the {what} is an object without a list")),
+                |x| list_of(x, what),
+            ),
         other => Err(format!(
             "the {what} must be a list, not {}",
             crate::compile::kind_of(other)
@@ -522,10 +526,7 @@ fn dimensions_of(
             }
         }
         if members.is_empty() && refs.is_empty() {
-            errs.push((
-                Some(i),
-                format!("dimension `{}` has no criteria", d.name),
-            ));
+            errs.push((Some(i), format!("dimension `{}` has no criteria", d.name)));
         }
         let fails_if = d
             .fails_if
@@ -605,7 +606,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             Some(Some(Given::Fixed(Arc::new(items.clone()))))
         }
     };
-    if spec.mode == Mode::Likert && spec.dimensions.is_some() {
+    if spec.mode == RubricMode::Likert && spec.dimensions.is_some() {
         cx.err(
             at,
             Some("dimensions"),
@@ -663,7 +664,9 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 #[derive(Debug, Clone)]
 enum Kind {
     /// Yes/no; a penalty asks whether the undesirable behaviour is present.
-    Binary { penalty: bool },
+    Binary {
+        penalty: bool,
+    },
     Ordinal(Vec<String>),
     /// A dimension's failure clause: does it fire?
     Failure,
@@ -793,10 +796,9 @@ impl RubricGrader {
         for q in batch {
             let _ = write!(list, "\n[{}] ", q.id);
             match &q.kind {
-                Kind::Binary { penalty: false } => {}
                 Kind::Binary { penalty: true } => list.push_str("(penalty) "),
                 Kind::Failure => list.push_str("(failure condition) "),
-                Kind::Ordinal(_) => {}
+                Kind::Binary { penalty: false } | Kind::Ordinal(_) => {}
             }
             list.push_str(&q.text);
             if let Kind::Ordinal(ch) = &q.kind {
@@ -843,10 +845,7 @@ booleans) or a choice string.",
             "required": ["verdicts"], "additionalProperties": false});
         let messages = vec![
             ("system".to_string(), self.system(&task)),
-            (
-                "user".to_string(),
-                format!("{header}\n\nCriteria:{list}"),
-            ),
+            ("user".to_string(), format!("{header}\n\nCriteria:{list}")),
         ];
         (messages, schema)
     }
@@ -885,7 +884,9 @@ booleans) or a choice string.",
                     None => return Err(format!("id {id}: `{v}` is not one of its choices")),
                 },
                 (Kind::Ordinal(_), other) => {
-                    return Err(format!("id {id}: the verdict must be a choice, not {other}"))
+                    return Err(format!(
+                        "id {id}: the verdict must be a choice, not {other}"
+                    ))
                 }
                 (_, Value::Bool(b)) => (
                     vec!["true".into(), "false".into()],
@@ -959,8 +960,8 @@ booleans) or a choice string.",
             Err(miss) => return miss.outcome(cx),
         };
         match self.mode {
-            Mode::Likert => self.likert(&rubric, &header, started, cx).await,
-            Mode::Verdicts => self.verdicts(&rubric, &header, started, cx).await,
+            RubricMode::Likert => self.likert(&rubric, &header, started, cx).await,
+            RubricMode::Verdicts => self.verdicts(&rubric, &header, started, cx).await,
         }
     }
 
@@ -1205,7 +1206,8 @@ response unacceptable. Respond with only a JSON object: {\"reason\": \"a few sen
         let mut r = rating;
         let mut soft_used = false;
         if self.soft {
-            let scale: Vec<(String, f64)> = (1..=10).map(|i| (i.to_string(), f64::from(i))).collect();
+            let scale: Vec<(String, f64)> =
+                (1..=10).map(|i| (i.to_string(), f64::from(i))).collect();
             let sc: Vec<(&str, f64)> = scale.iter().map(|(t, v)| (t.as_str(), *v)).collect();
             match reply
                 .logprobs
@@ -1298,23 +1300,47 @@ mod tests {
         let c = CategoryWeights::default();
         let v = json!({"title": "T", "description": "Pitfall Criteria: Claims X.", "weight": -2});
         let k = criterion_of(&v, WeightSource::Category, &c).unwrap();
-        assert_eq!((k.weight, k.category, k.text.as_str()), (-0.9, Some("pitfall"), "T: Claims X."));
+        assert_eq!(
+            (k.weight, k.category, k.text.as_str()),
+            (-0.9, Some("pitfall"), "T: Claims X.")
+        );
         let k = criterion_of(&v, WeightSource::Item, &c).unwrap();
         assert_eq!(k.weight, -2.0);
         let k = criterion_of(&json!("Mentions Y"), WeightSource::Category, &c).unwrap();
         assert_eq!((k.weight, k.text.as_str()), (1.0, "Mentions Y"));
-        assert!(criterion_of(&json!({"criterion": "a", "text": "b"}), WeightSource::Category, &c).is_err());
-        assert!(criterion_of(&json!({"criterion": "a", "bogus": 1}), WeightSource::Category, &c).is_err());
-        assert!(criterion_of(&json!({"text": "a", "choices": ["x"]}), WeightSource::Category, &c).is_err());
+        assert!(criterion_of(
+            &json!({"criterion": "a", "text": "b"}),
+            WeightSource::Category,
+            &c
+        )
+        .is_err());
+        assert!(criterion_of(
+            &json!({"criterion": "a", "bogus": 1}),
+            WeightSource::Category,
+            &c
+        )
+        .is_err());
+        assert!(criterion_of(
+            &json!({"text": "a", "choices": ["x"]}),
+            WeightSource::Category,
+            &c
+        )
+        .is_err());
     }
 
     #[test]
     fn lists_come_in_several_wrappings() {
-        assert_eq!(list_of(&json!("[\"a\", \"b\"]"), "rubric").unwrap().len(), 2);
         assert_eq!(
-            list_of(&json!({"query": "q", "rubrics": [{"description": "d", "weight": 1}]}), "rubric")
-                .unwrap()
-                .len(),
+            list_of(&json!("[\"a\", \"b\"]"), "rubric").unwrap().len(),
+            2
+        );
+        assert_eq!(
+            list_of(
+                &json!({"query": "q", "rubrics": [{"description": "d", "weight": 1}]}),
+                "rubric"
+            )
+            .unwrap()
+            .len(),
             1
         );
         assert!(list_of(&json!(3), "rubric").is_err());
