@@ -349,3 +349,43 @@ impl AsyncComponent for Pairwise {
         Box::pin(self.run(s, cx))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::judge::script::ScriptJudge;
+    use crate::{Program, Sample};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[test]
+    fn both_orders_are_asked_with_the_same_instructions_and_traced() {
+        let judge = Arc::new(
+            ScriptJudge::from_value(
+                &json!([{"content": "{\"reason\": \"first slot\", \"winner\": \"A\"}"}]),
+            )
+            .unwrap(),
+        );
+        let env = crate::exec::Env {
+            judge: Some(judge.clone()),
+            ..Default::default()
+        };
+        let spec = json!({"type": "pairwise", "other": "{{item.other}}"});
+        let p = Program::compile_with(&spec, env).unwrap();
+        let r = p.explain(&Sample::new(
+            "MINE is the answer.",
+            json!({"other": "THEIRS is the answer."}),
+        ));
+        assert_eq!(r.reward, Some(0.5));
+        let calls = judge.calls();
+        assert_eq!(calls.len(), 2);
+        let user = |i: usize| calls[i].1.messages[1].1.clone();
+        let (a, b) = (user(0), user(1));
+        assert!(a.find("MINE").unwrap() < a.find("THEIRS").unwrap());
+        assert!(b.find("THEIRS").unwrap() < b.find("MINE").unwrap());
+        assert_eq!(calls[0].1.messages[0], calls[1].1.messages[0]);
+        let detail = r.trace.unwrap().detail.unwrap();
+        assert_eq!(detail["position_bias"], true);
+        assert_eq!(detail["result"], "tie");
+        assert_eq!(detail["orders"][1]["candidate_as"], "B");
+    }
+}

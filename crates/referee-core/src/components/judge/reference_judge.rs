@@ -358,3 +358,60 @@ impl AsyncComponent for ReferenceJudge {
         Box::pin(self.run(s, cx))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::judge::script::ScriptJudge;
+    use crate::{Program, Sample};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_blind_call_shows_only_the_question_and_comes_first() {
+        let judge = Arc::new(
+            ScriptJudge::from_value(&json!([
+                {"when": "Solve the question yourself", "content": "{\"reasoning\": \"3 × 4\", \"answer\": \"12\"}"},
+                {"content": "{\"reasoning\": \"same\", \"equivalent\": true}"}
+            ]))
+            .unwrap(),
+        );
+        let env = crate::exec::Env {
+            judge: Some(judge.clone()),
+            ..Default::default()
+        };
+        let spec = json!({"type": "reference_judge", "question": "{{item.q}}",
+                          "reference": "{{item.a}}", "commit_first": true});
+        let p = Program::compile_with(&spec, env).unwrap();
+        let s = Sample::new(
+            "Twelve square units.",
+            json!({"q": "Area of a 3 by 4 rectangle?", "a": "REF-12"}),
+        );
+        let r = p.explain(&s);
+        assert_eq!(r.reward, Some(1.0));
+        let calls = judge.calls();
+        assert_eq!(calls.len(), 2);
+        let blind: String = calls[0]
+            .1
+            .messages
+            .iter()
+            .map(|(_, c)| c.as_str())
+            .collect();
+        assert!(blind.contains("Area of a 3 by 4 rectangle?"));
+        assert!(
+            !blind.contains("Twelve")
+                && !blind.contains("REF-12")
+                && !blind.contains("<candidate_response>")
+        );
+        let second: String = calls[1]
+            .1
+            .messages
+            .iter()
+            .map(|(_, c)| c.as_str())
+            .collect();
+        assert!(second.contains("Your own answer (given before you saw the others):\n12"));
+        assert!(second.contains("REF-12") && second.contains("Twelve square units."));
+        let detail = r.trace.unwrap().detail.unwrap();
+        assert_eq!(detail["committed"]["answer"], "12");
+        assert_eq!(detail["verdict"]["equivalent"], true);
+    }
+}

@@ -1365,4 +1365,33 @@ mod tests {
         assert!(p0[0] > 0.9 && p1[0] < 0.5, "{p0:?} {p1:?}");
         assert!(nth_entry_distribution(&lp, 2, &["true", "false"]).is_none());
     }
+
+    #[test]
+    fn every_criterion_has_its_verdict_in_the_trace() {
+        use crate::judge::script::ScriptJudge;
+        use crate::{Program, Sample};
+        let judge = Arc::new(
+            ScriptJudge::from_value(&json!([
+                {"when": "ids 1 exactly", "content": "{\"verdicts\": [{\"id\": 1, \"reason\": \"says Paris\", \"verdict\": true}]}"},
+                {"content": "{\"verdicts\": [{\"id\": 2, \"reason\": \"no river\", \"verdict\": false}]}"}
+            ]))
+            .unwrap(),
+        );
+        let env = crate::exec::Env {
+            judge: Some(judge.clone()),
+            ..Default::default()
+        };
+        let spec = json!({"type": "rubric", "per_call": 1,
+            "criteria": [{"name": "city", "text": "Names Paris", "weight": 3}, "Mentions the Seine"]});
+        let p = Program::compile_with(&spec, env).unwrap();
+        let r = p.explain(&Sample::new("Paris is the capital.", json!({})));
+        assert_eq!(r.reward, Some(0.75));
+        assert_eq!(judge.calls().len(), 2);
+        let d = r.trace.unwrap().detail.unwrap();
+        assert_eq!(d["criteria"][0]["name"], "city");
+        assert_eq!(d["criteria"][0]["verdict"], true);
+        assert_eq!(d["criteria"][0]["reason"], "says Paris");
+        assert_eq!(d["criteria"][1]["holds"], false);
+        assert_eq!(d["calls"], 2);
+    }
 }
