@@ -31,7 +31,9 @@
 //!   aggregation: all criteria in one prompt, one 1–10 rating r, reward (r−1)/9).
 //! - `soft` (default false): a criterion's score is the judge's probability of `true` (or the
 //!   expected rank over its choices), read from `top_logprobs` at that verdict's position; where
-//!   a verdict's position cannot be located the hard verdict is used (noted in the trace).
+//!   a verdict's position cannot be located the hard verdict is used (noted in the trace). The
+//!   weighted sum uses the probabilities; dimensions and critical criteria use whether each
+//!   criterion holds (see below), so soft verdicts refine only the flat sum.
 //! - As in `score_model`: `judge`, `model`, `sampling_params`, `reasoning`, `prefilter`,
 //!   `min_chars`, `max_chars`, `injection`, `deadline_ms`.
 //!
@@ -52,9 +54,9 @@
 //! dimensions): ProRubric's normaliser, so penalties subtract from what the positive criteria
 //! earn and an answer that hits only pitfalls scores 0, not below. A criterion *holds* when its
 //! score is ≥ 0.5 (a penalty: when it is < 0.5). A failed critical criterion makes the reward 0.
-//! The judge must answer `{"verdicts": [{"id", "reason", "verdict"}]}` with every id of its call
-//! exactly once, booleans as JSON booleans and choices spelled exactly; anything else (or a cut
-//! off reply) is `judge_unparseable`. A row whose rubric is malformed, empty or has no positive
+//! The judge must answer `{"verdicts": [{"id", "reason", "verdict"}]}` (`reason` may be left
+//! out) with every id of its call exactly once, booleans as JSON booleans and choices spelled
+//! exactly; anything else (or a cut off reply) is `judge_unparseable`. A row whose rubric is malformed, empty or has no positive
 //! weight is `invalid_rubric`; call failures keep their reason (`judge_timeout`, ...): errors,
 //! never a 0. The candidate is delimited and prefiltered as in `score_model`, with the criteria
 //! texts as echo sources (a candidate restating the rubric scores 0 without a call). Every
@@ -261,10 +263,11 @@ struct Dimension {
     fails_if: Option<String>,
 }
 
+/// A sample's rubric; shared with the grader when it is fixed in the spec.
 #[derive(Debug, Clone)]
 struct Rubric {
-    criteria: Vec<Criterion>,
-    dimensions: Vec<Dimension>,
+    criteria: Arc<Vec<Criterion>>,
+    dimensions: Arc<Vec<Dimension>>,
 }
 
 enum Given<T> {
@@ -272,9 +275,18 @@ enum Given<T> {
     FromItem(Template),
 }
 
+/// The dimensions: none; resolved at compile time (fixed criteria and dimensions); given in the
+/// spec over the item's criteria (resolved per sample); or the item's own.
+enum Dims {
+    None,
+    Resolved(Arc<Vec<Dimension>>),
+    Raw(Vec<Value>),
+    FromItem(Template),
+}
+
 pub struct RubricGrader {
     criteria: Given<Vec<Criterion>>,
-    dimensions: Option<Given<Vec<Value>>>,
+    dimensions: Dims,
     weights: WeightSource,
     categories: CategoryWeights,
     mode: RubricMode,
@@ -592,19 +604,19 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         },
     };
     let dimensions = match &spec.dimensions {
-        None => Some(None),
-        Some(DimensionsSource::Template(t)) => cx
-            .template(t, at, "dimensions")
-            .map(|t| Some(Given::FromItem(t))),
-        Some(DimensionsSource::List(items)) => {
-            // Checked now against fixed criteria; against an item's, per sample.
-            if let Some(Given::Fixed(c)) = &criteria {
-                if let Err(errs) = dimensions_of(items, c) {
+        None => Some(Dims::None),
+        Some(DimensionsSource::Template(t)) => cx.template(t, at, "dimensions").map(Dims::FromItem),
+        // Resolved now against fixed criteria; against an item's, per sample.
+        Some(DimensionsSource::List(items)) => match &criteria {
+            Some(Given::Fixed(c)) => match dimensions_of(items, c) {
+                Ok(d) => Some(Dims::Resolved(Arc::new(d))),
+                Err(errs) => {
                     report(cx, "dimensions", errs);
+                    None
                 }
-            }
-            Some(Some(Given::Fixed(Arc::new(items.clone()))))
-        }
+            },
+            _ => Some(Dims::Raw(items.clone())),
+        },
     };
     if spec.mode == RubricMode::Likert && spec.dimensions.is_some() {
         cx.err(
@@ -705,19 +717,21 @@ impl RubricGrader {
                 )
             }
         };
+        let bad = |errs: Vec<(Option<usize>, String)>| {
+            invalid(format!("dimensions: {}", describe(&errs)))
+        };
         let dimensions = match &self.dimensions {
-            None => Vec::new(),
-            Some(Given::Fixed(items)) => dimensions_of(items, &criteria)
-                .map_err(|errs| invalid(format!("dimensions: {}", describe(&errs))))?,
-            Some(Given::FromItem(t)) => {
+            Dims::None => Arc::new(Vec::new()),
+            Dims::Resolved(d) => d.clone(),
+            Dims::Raw(items) => Arc::new(dimensions_of(items, &criteria).map_err(bad)?),
+            Dims::FromItem(t) => {
                 let v = t.render_value(s).map_err(|m| m.outcome(cx))?;
                 let items = list_of(&v, "dimensions").map_err(invalid)?;
-                dimensions_of(&items, &criteria)
-                    .map_err(|errs| invalid(format!("dimensions: {}", describe(&errs))))?
+                Arc::new(dimensions_of(&items, &criteria).map_err(bad)?)
             }
         };
         Ok(Rubric {
-            criteria: criteria.as_ref().clone(),
+            criteria,
             dimensions,
         })
     }
