@@ -19,10 +19,12 @@
 //!   - any object may add `critical: true`: a safety-critical criterion whose failure zeroes the
 //!     reward.
 //! - `dimensions` (ProRubric's protocol-level groups; a list or a template): `{name, weight?,
-//!   criteria: [0-based index or criterion name, ...] (or ProRubric's `atomic_indices`),
-//!   fails_if?: "clause"}`. A dimension scores its weight only when **all** its criteria hold and
-//!   its failure clause (judged as one more question; taken from a `description`'s "fails if …"
-//!   when `fails_if` is absent) does not fire. The weight defaults to Σ|w| of its criteria.
+//!   criteria: [0-based index or criterion name, ...], fails_if?: "clause"}`, or ProRubric's
+//!   generated shape `{name, description, weight, atomic_indices: [1-based indices]}` (also
+//!   wrapped as `{"criteria": [...]}`). A dimension scores its weight only when **all** its
+//!   criteria hold and its failure clause (judged as one more question; taken from the
+//!   `description`'s "fails … if …" sentence when `fails_if` is absent) does not fire. The weight
+//!   defaults to Σ|w| of its criteria.
 //!   Criteria outside every dimension are not judged (unless critical).
 //! - `question`, `reference` (templates shown to the judge), `input` (what is graded, default
 //!   `{{sample.output_text}}`), `instructions` (extra guidance for the judge).
@@ -115,7 +117,7 @@ pub struct DimensionSpec {
     pub weight: Option<f64>,
     /// 0-based indices or criterion names.
     pub criteria: Option<Vec<Value>>,
-    /// ProRubric's name for `criteria` (0-based indices).
+    /// ProRubric's generated field: 1-based indices into the criteria.
     pub atomic_indices: Option<Vec<usize>>,
     pub fails_if: Option<String>,
     pub description: Option<String>,
@@ -304,8 +306,12 @@ static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
         .expect("category pattern")
 });
 
-static FAILS_IF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\bfails?\s+if\b").expect("fails-if pattern"));
+/// The start of a failure clause in a dimension's description: "Fails if …", "An answer fails
+/// this dimension if …", "failing when …".
+static FAILS_IF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:fails?|failing)\b(?:\s+\S+){0,4}?\s+(?:if|when)\b")
+        .expect("fails-if pattern")
+});
 
 /// The keys a criterion object may have (the union of the dataset shapes).
 const KEYS: &[&str] = &[
@@ -503,7 +509,17 @@ fn dimensions_of(
         };
         let refs: Vec<Value> = match (&d.criteria, &d.atomic_indices) {
             (Some(c), None) => c.clone(),
-            (None, Some(a)) => a.iter().map(|x| json!(x)).collect(),
+            // ProRubric numbers its atomic items from 1.
+            (None, Some(a)) => {
+                if a.contains(&0) {
+                    errs.push((
+                        Some(i),
+                        format!("dimension `{}`: atomic_indices are 1-based", d.name),
+                    ));
+                    continue;
+                }
+                a.iter().map(|x| json!(x - 1)).collect()
+            }
             _ => {
                 errs.push((
                     Some(i),
@@ -546,7 +562,11 @@ fn dimensions_of(
             .or_else(|| {
                 let desc = d.description.as_deref()?;
                 let m = FAILS_IF.find(desc)?;
-                Some(desc[m.start()..].trim().to_string())
+                // From the sentence holding the clause to the end.
+                let start = desc[..m.start()]
+                    .rfind(['.', '!', '?', '\n'])
+                    .map_or(0, |i| i + 1);
+                Some(desc[start..].trim().to_string())
             })
             .filter(|c| !c.trim().is_empty());
         let weight = d
@@ -1407,5 +1427,45 @@ mod tests {
         assert_eq!(d["criteria"][0]["reason"], "says Paris");
         assert_eq!(d["criteria"][1]["holds"], false);
         assert_eq!(d["calls"], 2);
+    }
+
+    #[test]
+    fn failure_clauses_are_found_in_descriptions() {
+        let d = |desc: &str| {
+            let c = vec![criterion_of(
+                &json!("x"),
+                WeightSource::Category,
+                &CategoryWeights::default(),
+            )
+            .unwrap()];
+            dimensions_of(
+                &[json!({"name": "d", "description": desc, "atomic_indices": [1]})],
+                &c,
+            )
+            .unwrap()[0]
+                .fails_if
+                .clone()
+        };
+        assert_eq!(
+            d("Gives the dose. Fails if the dose is unsafe.").as_deref(),
+            Some("Fails if the dose is unsafe.")
+        );
+        assert_eq!(
+            d("Covers the mechanism. An answer fails this dimension if it skips the cause.")
+                .as_deref(),
+            Some("An answer fails this dimension if it skips the cause.")
+        );
+        assert_eq!(d("Covers the mechanism clearly."), None);
+        let c = vec![criterion_of(
+            &json!("x"),
+            WeightSource::Category,
+            &CategoryWeights::default(),
+        )
+        .unwrap()];
+        assert!(dimensions_of(&[json!({"name": "d", "atomic_indices": [0]})], &c).is_err());
+        assert_eq!(
+            dimensions_of(&[json!({"name": "d", "atomic_indices": [1]})], &c).unwrap()[0].members,
+            vec![0]
+        );
     }
 }
