@@ -10,8 +10,9 @@
 //!   - a plain string (weight 1);
 //!   - RaR `{title, description, weight}`: a description starting `Essential Criteria:`,
 //!     `Important Criteria:`, `Optional Criteria:` or `Pitfall Criteria:` gets its category's
-//!     weight (`categories:`, default 1.0 / 0.7 / 0.3 / −0.9, the RaR paper's); with
-//!     `weights: item` the row's own `weight` is used instead;
+//!     weight (`categories:`, default 1.0 / 0.7 / 0.3 / −0.9, the RaR paper's); a row without a
+//!     readable prefix gets the category its integer weight encodes (5 / 3–4 / 1–2 / negative);
+//!     with `weights: item` the row's own `weight` is used instead;
 //!   - ProRubric `{criterion, weight}` (open-instruct's `{description, weight}` alike), the weight
 //!     signed: a negative weight is a penalty, judged as "is the undesirable behaviour present";
 //!   - verifiers' `{name, text, weight, choices: [worst, ..., best]}`: an ordinal criterion whose
@@ -301,10 +302,30 @@ pub struct RubricGrader {
     caller: Caller,
 }
 
+/// RaR's category prefix, with the misspellings found in the public release (as ProRubric's
+/// converter reads them: "Importance", "Esssential", "Mandatory", "Option"; "Criteria" optional).
 static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(essential|important|optional|pitfall)\s+criteri(?:a|on)\s*:\s*")
-        .expect("category pattern")
+    Regex::new(
+        r"(?i)^\s*(essential|esssential|mandatory|important|importance|optional|option|pitfall)(?:\s+criteri(?:a|on))?\s*:\s*",
+    )
+    .expect("category pattern")
 });
+
+/// A RaR row without a readable prefix: its category from the generation-time integer weight
+/// (essential 5, important 3–4, optional 1–2, pitfall negative), as ProRubric's converter does.
+fn category_of_weight(w: f64) -> Option<&'static str> {
+    if w < 0.0 {
+        Some("pitfall")
+    } else if w >= 5.0 {
+        Some("essential")
+    } else if w >= 3.0 {
+        Some("important")
+    } else if w >= 1.0 {
+        Some("optional")
+    } else {
+        None
+    }
+}
 
 /// The start of a failure clause in a dimension's description: "Fails if …", "An answer fails
 /// this dimension if …", "failing when …".
@@ -379,9 +400,9 @@ fn criterion_of(
     let (category, body) = match CATEGORY.captures(body) {
         Some(c) => {
             let cat = match c[1].to_lowercase().as_str() {
-                "essential" => "essential",
-                "important" => "important",
-                "optional" => "optional",
+                "essential" | "esssential" | "mandatory" => "essential",
+                "important" | "importance" => "important",
+                "optional" | "option" => "optional",
                 _ => "pitfall",
             };
             (Some(cat), &body[c[0].len()..])
@@ -403,6 +424,12 @@ fn criterion_of(
             None => return Err(format!("`weight` must be a number, not {w}")),
         },
     };
+    // Only RaR rows (titled) have integer weights that encode a category.
+    let category = category.or_else(|| {
+        (title.is_some() && o.contains_key("description"))
+            .then(|| row_weight.and_then(category_of_weight))
+            .flatten()
+    });
     let cat_weight = category.map(|c| match c {
         "essential" => cats.essential,
         "important" => cats.important,
@@ -1340,6 +1367,28 @@ mod tests {
         );
         let k = criterion_of(&v, WeightSource::Item, &c).unwrap();
         assert_eq!(k.weight, -2.0);
+        let k = criterion_of(
+            &json!({"title": "T", "description": "Importance Criteria: Says Y.", "weight": 3}),
+            WeightSource::Category,
+            &c,
+        )
+        .unwrap();
+        assert_eq!((k.weight, k.text.as_str()), (0.7, "T: Says Y."));
+        let k = criterion_of(
+            &json!({"title": "T", "description": "Says Y.", "weight": 5}),
+            WeightSource::Category,
+            &c,
+        )
+        .unwrap();
+        assert_eq!((k.weight, k.category), (1.0, Some("essential")));
+        // Not a RaR row: the weight is only a weight.
+        let k = criterion_of(
+            &json!({"criterion": "Says Y.", "weight": 5}),
+            WeightSource::Category,
+            &c,
+        )
+        .unwrap();
+        assert_eq!((k.weight, k.category), (5.0, None));
         let k = criterion_of(&json!("Mentions Y"), WeightSource::Category, &c).unwrap();
         assert_eq!((k.weight, k.text.as_str()), (1.0, "Mentions Y"));
         assert!(criterion_of(
