@@ -220,10 +220,11 @@ impl Pairwise {
             } else {
                 &["A", "B"]
             };
+            // The quoted key: the reason before it may name "A" or "B" in prose.
             reply
                 .logprobs
                 .as_ref()
-                .and_then(|lp| soft::label_distribution_after(lp, "winner", labels))
+                .and_then(|lp| soft::label_distribution_after(lp, "\"winner\"", labels))
                 .map(|p| {
                     let c = usize::from(candidate == "B");
                     p[c] + p.get(2).copied().unwrap_or(0.0) * self.tie

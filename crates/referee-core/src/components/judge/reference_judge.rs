@@ -306,11 +306,10 @@ impl ReferenceJudge {
         let mut value = if equivalent { 1.0 } else { 0.0 };
         let mut soft_used = false;
         if self.soft {
-            match reply
-                .logprobs
-                .as_ref()
-                .and_then(|lp| soft::label_distribution_after(lp, "equivalent", &["true", "false"]))
-            {
+            // The quoted key: the reasoning before it may say "equivalent" and "true" in prose.
+            match reply.logprobs.as_ref().and_then(|lp| {
+                soft::label_distribution_after(lp, "\"equivalent\"", &["true", "false"])
+            }) {
                 Some(p) => {
                     value = p[0];
                     soft_used = true;

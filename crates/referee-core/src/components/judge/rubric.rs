@@ -1273,7 +1273,7 @@ response unacceptable. Respond with only a JSON object: {\"reason\": \"a few sen
             match reply
                 .logprobs
                 .as_ref()
-                .and_then(|lp| soft::expected_score_after(lp, "rating", &sc))
+                .and_then(|lp| soft::expected_score_after(lp, "\"rating\"", &sc))
             {
                 Some(e) => {
                     r = e;
