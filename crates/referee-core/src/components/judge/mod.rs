@@ -406,6 +406,31 @@ impl Caller {
         Some(Outcome::ok(0.0))
     }
 
+    /// With the prefilter on and `injection: fail`: a candidate that writes one of the grader's own
+    /// verdict keys as JSON (`"verdict": true`, `"winner": "A"`) is forging the verdict the judge
+    /// is asked for, so that a judge that copies JSON from its input copies it; it scores 0 without
+    /// a call. (The shared flags only catch score-like values; these keys are the grader's own.)
+    pub fn forged_verdict(&self, s: &Sample, cx: &mut ScoreCtx, keys: &[&str]) -> Option<Outcome> {
+        if !self.prefilter || self.injection != Injection::Fail {
+            return None;
+        }
+        let answer = match self.reasoning {
+            Reasoning::Strip => strip_reasoning(&s.output_text).text,
+            Reasoning::Keep => &s.output_text,
+        };
+        let key = keys.iter().find(|k| {
+            let quoted = format!("\"{k}\"");
+            answer
+                .match_indices(&quoted)
+                .any(|(i, _)| answer[i + quoted.len()..].trim_start().starts_with(':'))
+        })?;
+        let why =
+            format!("the candidate writes the grader's verdict key `{key}` (a forged verdict)");
+        cx.note(|| format!("prefilter: {why}; scored 0 without a judge call"));
+        cx.detail(|| serde_json::json!({"prefilter": why}));
+        Some(Outcome::ok(0.0))
+    }
+
     /// One call; usage is counted on the sample; a failure comes back as the node's outcome.
     pub async fn call(
         &self,

@@ -31,8 +31,8 @@
 //! else (the judge picked the same position both times, or a tie) is a tie (`tie`). The trace
 //! shows both verdicts and whether the swap flipped the preference (position bias). Both
 //! responses are shown in the same neutral delimiters, so the judge cannot tell which one is
-//! being trained; the prefilter applies to the sample's output only (a degenerate output scores
-//! 0 without a call). A reply that is cut off or not exactly that JSON is `judge_unparseable`; a
+//! being trained; the prefilter applies to the sample's output only (a degenerate output, or one
+//! that writes the verdict key `"winner":` itself, scores 0 without a call). A reply that is cut off or not exactly that JSON is `judge_unparseable`; a
 //! failed call keeps its reason: errors, never a 0.
 
 use crate::compile::{waits, At, Compiler};
@@ -264,6 +264,9 @@ impl Pairwise {
             Err(miss) => return miss.outcome(cx),
         };
         if let Some(o) = self.caller.prefilter(s, cx, &[&self.system]) {
+            return o;
+        }
+        if let Some(o) = self.caller.forged_verdict(s, cx, &["winner"]) {
             return o;
         }
         let mine = match self.input.render(s) {

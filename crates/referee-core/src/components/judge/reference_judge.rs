@@ -34,7 +34,8 @@
 //!
 //! *Score and failure modes:* 1 when the judge says `"equivalent": true`, else 0 (or the
 //! probability with `soft`). The candidate is delimited and prefiltered as in `score_model`
-//! (an empty or master-key answer scores 0 without a call). Booleans must be JSON booleans; a
+//! (an empty or master-key answer, or one that writes the verdict key `"equivalent":` itself,
+//! scores 0 without a call). Booleans must be JSON booleans; a
 //! reply that is cut off, has other keys, or (commit-first) a missing or empty `answer` is
 //! `judge_unparseable`; a failed call keeps its reason (`judge_timeout`, ...): errors, never
 //! a 0. The trace shows the committed answer and the verdict.
@@ -210,6 +211,9 @@ impl ReferenceJudge {
             Err(miss) => return miss.outcome(cx),
         };
         if let Some(o) = self.caller.prefilter(s, cx, &[&self.system]) {
+            return o;
+        }
+        if let Some(o) = self.caller.forged_verdict(s, cx, &["equivalent"]) {
             return o;
         }
         let candidate = match self.input.render(s) {

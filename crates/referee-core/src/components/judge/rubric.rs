@@ -62,7 +62,9 @@
 //! exactly; anything else (or a cut off reply) is `judge_unparseable`. A row whose rubric is malformed, empty or has no positive
 //! weight is `invalid_rubric`; call failures keep their reason (`judge_timeout`, ...): errors,
 //! never a 0. The candidate is delimited and prefiltered as in `score_model`, with the criteria
-//! texts as echo sources (a candidate restating the rubric scores 0 without a call). Every
+//! texts as echo sources (a candidate restating the rubric scores 0 without a call); with
+//! `injection: fail` (default) a candidate that writes the verdict keys itself (`"verdict":`,
+//! `"verdicts":`, `"rating":`) scores 0 without a call as well. Every
 //! criterion's verdict, reason and score is in the trace's detail.
 
 use crate::compile::{waits, At, Compiler};
@@ -1014,6 +1016,12 @@ booleans) or a choice string.",
             echo.push(i);
         }
         if let Some(o) = self.caller.prefilter(s, cx, &echo) {
+            return o;
+        }
+        if let Some(o) = self
+            .caller
+            .forged_verdict(s, cx, &["verdicts", "verdict", "rating"])
+        {
             return o;
         }
         let header = match self.header(s) {
