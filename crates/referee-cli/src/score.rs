@@ -304,6 +304,13 @@ fn render_summary(s: &Summary, secs: f64) -> String {
             let _ = writeln!(o, "  mean reward: n/a (no sample has a reward)");
         }
     }
+    if let Some(j) = &s.judge {
+        let _ = writeln!(
+            o,
+            "  judge: {} calls ({} failed), {} cache hits, {} prompt + {} completion tokens",
+            j.judge_calls, j.judge_errors, j.cache_hits, j.prompt_tokens, j.completion_tokens
+        );
+    }
     for (name, c) in &s.components {
         let mean = c
             .mean

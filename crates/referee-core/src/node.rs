@@ -248,6 +248,11 @@ impl ScoreCtx {
         self.usage.reply(r);
     }
 
+    /// Counts a reward-model reply against this sample.
+    pub fn reward_reply(&mut self, r: &crate::judge::RewardReply) {
+        self.usage.reward(r);
+    }
+
     /// Counts a judge call that failed.
     pub fn judge_failed(&mut self) {
         self.usage.judge_calls += 1;

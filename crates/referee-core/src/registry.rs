@@ -67,6 +67,7 @@ pub const SANDBOXED: &[&str] = &["code_exec", "python"];
 pub const JUDGED: &[&str] = &[
     "score_model",
     "label_model",
+    "reward_model",
     "rubric",
     "pairwise",
     "reference_judge",
@@ -107,6 +108,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("openai/label_model.rs"),
         schema: schema_of::<o::label_model::LabelModelSpec>,
         compile: o::label_model::compile,
+    },
+    ComponentInfo {
+        type_name: "reward_model",
+        group: "judge",
+        source: src!("judge/reward_model.rs"),
+        schema: schema_of::<j::reward_model::RewardModelSpec>,
+        compile: j::reward_model::compile,
     },
     ComponentInfo {
         type_name: "rubric",

@@ -87,8 +87,8 @@ pub struct Client {
 }
 
 /// One attempt's outcome before the retry decision.
-enum Attempt {
-    Done(ChatReply),
+enum Attempt<T> {
+    Done(T),
     /// Worth another attempt, after at least this long (from `Retry-After`).
     Retry(JudgeError, Option<Duration>),
     Fail(JudgeError),
@@ -157,40 +157,108 @@ impl Client {
     }
 
     async fn chat_inner(&self, req: &ChatRequest) -> Result<ChatReply, JudgeError> {
+        let use_schema = AtomicBool::new(
+            req.json_schema.is_some()
+                && match self.cfg.structured_outputs {
+                    StructuredOutputs::Never => false,
+                    StructuredOutputs::Always => true,
+                    StructuredOutputs::Auto => !self.no_schema.load(Ordering::Relaxed),
+                },
+        );
+        let chars: usize = req.messages.iter().map(|m| m.content.len()).sum();
+        let est = (chars / 4) as u64 + u64::from(req.max_tokens.unwrap_or(256));
+        let (mut r, attempts) = self
+            .retrying(est, || async {
+                let schema = use_schema.load(Ordering::Relaxed);
+                match self
+                    .attempt(
+                        &self.url,
+                        &self.body(req, schema),
+                        |body, latency_ms| {
+                            parse_reply(body).map(|(content, finish_reason, usage, logprobs)| {
+                                ChatReply {
+                                    content,
+                                    finish_reason,
+                                    usage,
+                                    logprobs,
+                                    latency_ms,
+                                    attempts: 0,
+                                    structured: schema,
+                                }
+                            })
+                        },
+                        schema,
+                    )
+                    .await
+                {
+                    Attempt::SchemaRejected(e)
+                        if self.cfg.structured_outputs == StructuredOutputs::Auto =>
+                    {
+                        // Remember it: every later call to this endpoint asks in the prompt only.
+                        self.no_schema.store(true, Ordering::Relaxed);
+                        use_schema.store(false, Ordering::Relaxed);
+                        Attempt::SchemaRejected(e)
+                    }
+                    Attempt::SchemaRejected(e) => Attempt::Fail(e),
+                    other => other,
+                }
+            })
+            .await?;
+        r.attempts = attempts;
+        Ok(r)
+    }
+
+    /// A POST of any JSON body to `url`, with the same slots, quotas, timeouts and retries as
+    /// chat calls (reward-model APIs). `parse` reads the reply (body, latency in ms).
+    pub async fn post<T>(
+        &self,
+        url: &str,
+        body: &Value,
+        est_tokens: u64,
+        deadline: Option<Instant>,
+        parse: impl Fn(&[u8], f64) -> Result<T, String>,
+    ) -> Result<(T, u32), JudgeError> {
+        let work = self.retrying(est_tokens, || self.attempt(url, body, &parse, false));
+        match deadline {
+            None => work.await,
+            Some(d) => tokio::time::timeout_at(d.into(), work)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(JudgeError {
+                        reason: "judge_deadline",
+                        message: "the call did not finish before the sample's deadline".into(),
+                        attempts: 0,
+                    })
+                }),
+        }
+    }
+
+    /// The slot, the quotas and the retry loop around attempts; returns the result and the
+    /// number of attempts made. A `SchemaRejected` attempt is retried at once and not counted
+    /// (the caller has switched to asking in the prompt).
+    async fn retrying<T, F, Fut>(&self, est_tokens: u64, mut one: F) -> Result<(T, u32), JudgeError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Attempt<T>>,
+    {
         let _permit = self.slots.acquire().await.map_err(|_| JudgeError {
             reason: "judge_connection",
             message: "the client is shutting down".into(),
             attempts: 0,
         })?;
         let mut attempt = 0u32;
-        let mut use_schema = req.json_schema.is_some()
-            && match self.cfg.structured_outputs {
-                StructuredOutputs::Never => false,
-                StructuredOutputs::Always => true,
-                StructuredOutputs::Auto => !self.no_schema.load(Ordering::Relaxed),
-            };
         loop {
             attempt += 1;
-            self.wait_for_quota(req).await;
-            let (mut err, after) = match self.attempt(req, use_schema).await {
-                Attempt::Done(mut r) => {
-                    r.attempts = attempt;
-                    return Ok(r);
-                }
+            self.wait_for_quota(est_tokens).await;
+            let (mut err, after) = match one().await {
+                Attempt::Done(r) => return Ok((r, attempt)),
                 Attempt::Fail(mut e) => {
                     e.attempts = attempt;
                     return Err(e);
                 }
-                Attempt::SchemaRejected(mut e) => {
-                    if self.cfg.structured_outputs == StructuredOutputs::Auto {
-                        // Remember it: every later call to this endpoint asks in the prompt only.
-                        self.no_schema.store(true, Ordering::Relaxed);
-                        use_schema = false;
-                        attempt -= 1; // the server's refusal is not a failed attempt
-                        continue;
-                    }
-                    e.attempts = attempt;
-                    return Err(e);
+                Attempt::SchemaRejected(_) => {
+                    attempt -= 1; // the server's refusal is not a failed attempt
+                    continue;
                 }
                 Attempt::Retry(e, after) => (e, after),
             };
@@ -210,13 +278,11 @@ impl Client {
         }
     }
 
-    async fn wait_for_quota(&self, req: &ChatRequest) {
+    async fn wait_for_quota(&self, est: u64) {
         if let Some(l) = &self.rpm {
             l.until_ready().await;
         }
         if let Some((l, burst)) = &self.tpm {
-            let chars: usize = req.messages.iter().map(|m| m.content.len()).sum();
-            let est = (chars / 4) as u64 + u64::from(req.max_tokens.unwrap_or(256));
             // A call bigger than the bucket waits for a full bucket rather than forever.
             let n =
                 NonZeroU32::new(est.min(u64::from(burst.get())) as u32).unwrap_or(NonZeroU32::MIN);
@@ -248,8 +314,14 @@ impl Client {
         Value::Object(b)
     }
 
-    async fn attempt(&self, req: &ChatRequest, use_schema: bool) -> Attempt {
-        let mut rb = self.http.post(&self.url).json(&self.body(req, use_schema));
+    async fn attempt<T>(
+        &self,
+        url: &str,
+        body: &Value,
+        parse: impl Fn(&[u8], f64) -> Result<T, String>,
+        use_schema: bool,
+    ) -> Attempt<T> {
+        let mut rb = self.http.post(url).json(body);
         if let Some(k) = &self.key {
             rb = rb.bearer_auth(k);
         }
@@ -316,16 +388,8 @@ impl Client {
         if !status.is_success() {
             return Attempt::Fail(err("judge_http_4xx", format!("HTTP {status}: {snippet}")));
         }
-        match parse_reply(&body) {
-            Ok((content, finish_reason, usage, logprobs)) => Attempt::Done(ChatReply {
-                content,
-                finish_reason,
-                usage,
-                logprobs,
-                latency_ms,
-                attempts: 0,
-                structured: use_schema,
-            }),
+        match parse(&body, latency_ms) {
+            Ok(r) => Attempt::Done(r),
             Err(m) => Attempt::Fail(err("judge_unparseable", m)),
         }
     }

@@ -18,12 +18,17 @@
 //!
 //! Token usage, latency and the number of attempts are returned with every reply.
 //!
+//! Replies are cached by content address (endpoint, model, rendered prompt, sampling
+//! parameters, schema) in an embedded file store, Redis or memory, and identical calls in flight
+//! at once are made once (see `cache.rs`).
+//!
 //! [`Pool`] serves named endpoints to the graders through the core's `judge::Judge` trait, on
 //! its own tokio runtime, so the core's executor-agnostic scoring can await judge calls.
 
+mod cache;
 mod client;
 mod pool;
 
 pub use client::{ChatReply, ChatRequest, Client, JudgeError, Message, Usage};
-pub use pool::Pool;
+pub use pool::{Connector, Pool};
 pub use referee_core::judge::{CacheBackend, CacheConfig, EndpointConfig, StructuredOutputs};

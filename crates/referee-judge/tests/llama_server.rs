@@ -5,54 +5,14 @@
 use referee_core::judge::soft;
 use referee_judge::{ChatRequest, Client, EndpointConfig, Message};
 use serde_json::{json, Value};
-use std::path::PathBuf;
-use std::process::Command;
 
-struct Server {
-    pid: u64,
-    base_url: String,
-    model: String,
-}
+mod common;
 
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/judge_server.py")
-}
-
-impl Server {
-    fn start() -> Server {
-        let out = Command::new("python3")
-            .arg(script())
-            .args(["start", "--model", "tiny"])
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "judge_server.py start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line = String::from_utf8_lossy(&out.stdout);
-        let v: Value = serde_json::from_str(line.lines().last().unwrap_or(""))
-            .unwrap_or_else(|e| panic!("bad start line {line:?}: {e}"));
-        Server {
-            pid: v["pid"].as_u64().unwrap(),
-            base_url: v["base_url"].as_str().unwrap().to_string(),
-            model: v["model"].as_str().unwrap().to_string(),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("python3")
-            .arg(script())
-            .args(["stop", "--pid", &self.pid.to_string()])
-            .status();
-    }
-}
+use common::LlamaServer as Server;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_server_answers_plain_logprob_and_schema_calls() {
-    let server = Server::start();
+    let server = Server::start("tiny");
     let client = Client::new(EndpointConfig::new(&server.base_url, &server.model)).unwrap();
     let mut req = ChatRequest {
         messages: vec![Message::user("Is the sky blue? Answer yes or no.")],
@@ -119,7 +79,7 @@ async fn a_real_server_answers_plain_logprob_and_schema_calls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_is_a_connection_error_not_a_score() {
-    let server = Server::start();
+    let server = Server::start("tiny");
     let mut cfg = EndpointConfig::new(&server.base_url, &server.model);
     cfg.max_retries = 1;
     cfg.backoff_ms = 10;

@@ -37,6 +37,12 @@ pub struct EndpointConfig {
     pub backoff_max_ms: u64,
     #[serde(default)]
     pub structured_outputs: StructuredOutputs,
+    /// Reward-model endpoints: the most texts sent in one request (default 32).
+    #[serde(default = "default_max_batch")]
+    pub max_batch: usize,
+    /// Reward-model endpoints: how long a request waits for more texts to join it (default 5).
+    #[serde(default = "default_batch_wait")]
+    pub batch_wait_ms: u64,
 }
 
 /// Whether requests carry OpenAI's `response_format` when a caller asks for a JSON schema.
@@ -67,6 +73,12 @@ fn default_backoff() -> u64 {
 fn default_backoff_max() -> u64 {
     8_000
 }
+fn default_max_batch() -> usize {
+    32
+}
+fn default_batch_wait() -> u64 {
+    5
+}
 
 impl EndpointConfig {
     /// An endpoint with every default.
@@ -83,6 +95,8 @@ impl EndpointConfig {
             backoff_ms: default_backoff(),
             backoff_max_ms: default_backoff_max(),
             structured_outputs: StructuredOutputs::Auto,
+            max_batch: default_max_batch(),
+            batch_wait_ms: default_batch_wait(),
         }
     }
 }

@@ -89,12 +89,19 @@ pub fn degenerate(candidate: &str, min_chars: usize) -> Option<Degenerate> {
     })
 }
 
-/// Shingles of three lower-cased words, for the echo and repetition checks.
+/// Shingles of three lower-cased words, a final `s` dropped (so "states the" and "state the"
+/// agree: a restated rubric changes verb forms), for the echo and repetition checks.
 fn trigrams(text: &str) -> Vec<[String; 3]> {
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(|w| {
+            let mut w = w.to_lowercase();
+            if w.len() > 3 && w.ends_with('s') {
+                w.pop();
+            }
+            w
+        })
         .collect();
     words
         .windows(3)

@@ -55,6 +55,41 @@ impl JudgeFailure {
     }
 }
 
+/// The reward-model APIs a `reward_model` grader can call.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardApi {
+    /// vLLM's `POST /pooling` (`{model, input: [texts]}` → `data[i].data`): reward models served
+    /// with the pooling runner; per-token outputs take the last token's row.
+    #[default]
+    Pooling,
+    /// vLLM's `POST /classify` (→ `data[i].probs`): sequence classifiers; `index` picks the class.
+    Classify,
+    /// OpenRLHF's remote reward server, `POST /get_reward` (`{query: [texts]}` → `rewards`).
+    Openrlhf,
+}
+
+/// One text for a reward model; implementations batch concurrent calls into one request.
+#[derive(Debug, Clone)]
+pub struct RewardCall {
+    pub api: RewardApi,
+    pub text: String,
+    /// Which element of the model's output vector (or which class) is the reward.
+    pub index: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RewardReply {
+    pub value: f64,
+    /// The batch request's latency.
+    pub latency_ms: f64,
+    /// How many texts went in the same request.
+    pub batch_size: usize,
+    pub cached: bool,
+}
+
 pub trait Judge: Send + Sync {
     /// One call to the named endpoint, finished by `deadline` at the latest. The future runs on
     /// any executor (the implementation drives its own I/O).
@@ -67,6 +102,23 @@ pub trait Judge: Send + Sync {
 
     /// The endpoint names it serves (checked when a spec is compiled).
     fn endpoints(&self) -> Vec<String>;
+
+    /// A scalar reward for one text from a reward-model endpoint.
+    fn reward(
+        &self,
+        endpoint: &str,
+        call: RewardCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<RewardReply, JudgeFailure>> {
+        let _ = (call, deadline);
+        let message = format!("endpoint `{endpoint}`: this judge serves no reward models");
+        Box::pin(async move {
+            Err(JudgeFailure {
+                reason: "judge_config".into(),
+                message,
+            })
+        })
+    }
 }
 
 /// What judging one sample cost. `judge_calls` are calls that reached a server (failed ones
@@ -83,6 +135,15 @@ pub struct Usage {
 }
 
 impl Usage {
+    pub fn reward(&mut self, r: &RewardReply) {
+        if r.cached {
+            self.cache_hits += 1;
+        } else {
+            self.judge_calls += 1;
+            self.judge_ms += r.latency_ms;
+        }
+    }
+
     pub fn reply(&mut self, r: &JudgeReply) {
         if r.cached {
             self.cache_hits += 1;

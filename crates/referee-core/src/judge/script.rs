@@ -4,9 +4,10 @@
 //!
 //! A script is a list of rules, first match wins:
 //! `{when?: "text in any message", content?: "...", finish_reason?: "stop", logprobs?: {...},
-//!   fail?: "judge_timeout", endpoint?: "name"}`.
+//!   fail?: "judge_timeout", endpoint?: "name", reward?: 0.7}`. Reward-model calls are answered by
+//! the first matching rule with a `reward` (or a `fail`); `when` is matched against the text.
 
-use super::{Judge, JudgeCall, JudgeFailure, JudgeReply};
+use super::{Judge, JudgeCall, JudgeFailure, JudgeReply, RewardCall, RewardReply};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -17,6 +18,7 @@ struct Rule {
     when: Option<String>,
     endpoint: Option<String>,
     reply: Result<JudgeReply, JudgeFailure>,
+    reward: Option<f64>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -65,6 +67,7 @@ impl ScriptJudge {
                 when: get("when"),
                 endpoint,
                 reply,
+                reward: r.get("reward").and_then(Value::as_f64),
             });
         }
         Ok(out)
@@ -114,5 +117,45 @@ impl Judge for ScriptJudge {
 
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
+    }
+
+    fn reward(
+        &self,
+        endpoint: &str,
+        call: RewardCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<RewardReply, JudgeFailure>> {
+        let rule = self.rules.iter().find(|r| {
+            (r.reward.is_some() || r.reply.is_err())
+                && r.when
+                    .as_ref()
+                    .is_none_or(|w| call.text.contains(w.as_str()))
+                && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+        });
+        let out = match rule {
+            Some(Rule {
+                reward: Some(v),
+                reply,
+                ..
+            }) => Ok(RewardReply {
+                value: *v,
+                latency_ms: 1.0,
+                batch_size: 1,
+                cached: reply.as_ref().is_ok_and(|r| r.cached),
+            }),
+            Some(Rule { reply: Err(f), .. }) => Err(f.clone()),
+            _ => Err(JudgeFailure {
+                reason: "judge_config".into(),
+                message: "no scripted reward for this text".into(),
+            }),
+        };
+        self.calls.lock().expect("script lock").push((
+            endpoint.to_string(),
+            JudgeCall {
+                messages: vec![("reward".into(), call.text)],
+                ..JudgeCall::default()
+            },
+        ));
+        Box::pin(async move { out })
     }
 }

@@ -13,10 +13,6 @@
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
-pub mod pairwise;
-pub mod reference_judge;
-pub mod rubric;
-
 use crate::compile::{At, Compiler, JudgeRef};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
@@ -29,6 +25,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+pub mod pairwise;
+pub mod reference_judge;
+pub mod reward_model;
+pub mod rubric;
 
 pub const OPEN: &str = "<candidate_response>";
 pub const CLOSE: &str = "</candidate_response>";

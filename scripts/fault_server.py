@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A misbehaving OpenAI-compatible endpoint for the judge fault tests (stdlib only).
+
+    python3 scripts/fault_server.py --mode MODE [--port 0] [--delay 0.0] [--content TEXT]
+
+Prints one JSON line `{"pid": ..., "port": ..., "base_url": "http://127.0.0.1:PORT/v1"}` once it
+listens on 127.0.0.1, then serves until killed. Every `POST .../chat/completions` is answered
+according to MODE:
+
+- `ok`: a well-formed chat completion whose content is `--content`, after `--delay` seconds;
+- `stall`: reads the request and never answers (the connection stays open);
+- `500`: HTTP 500 with an OpenAI-style error body;
+- `garbage`: HTTP 200 with a body that is not JSON (`{"choices": [` cut off);
+- `prose`: a well-formed completion whose content is prose, not the verdict JSON asked for;
+- `rm`: a reward-model server: `POST /pooling` and `/classify` (vLLM's shapes) and
+  `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
+  as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
+
+`GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
+reward-model request).
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+COUNT = 0
+BATCHES = []
+LOCK = threading.Lock()
+
+
+def completion(content):
+    return {
+        "id": "fault-1",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "fault",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def handler(args):
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def reply(self, code, body: bytes, ctype="application/json"):
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path == "/stats":
+                self.reply(200, json.dumps({"requests": COUNT, "batches": BATCHES}).encode())
+            else:
+                self.reply(200, b'{"status": "ok"}')
+
+        def do_POST(self):
+            global COUNT
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n)
+            with LOCK:
+                COUNT += 1
+            if args.mode == "rm":
+                return self.reward_model(json.loads(raw))
+            if args.mode == "stall":
+                time.sleep(3600)
+                return
+            if args.delay:
+                time.sleep(args.delay)
+            if args.mode == "500":
+                self.reply(500, json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode())
+            elif args.mode == "garbage":
+                self.reply(200, b'{"choices": [')
+            elif args.mode == "prose":
+                self.reply(200, json.dumps(completion("The answer looks good to me, I would give it a high score.")).encode())
+            else:
+                self.reply(200, json.dumps(completion(args.content)).encode())
+
+        def reward_model(self, body):
+            texts = body.get("query") if self.path.endswith("/get_reward") else body.get("input")
+            with LOCK:
+                BATCHES.append(len(texts))
+            if args.delay:
+                time.sleep(args.delay)
+            rs = [(len(t) % 10) / 10 for t in texts]
+            if self.path.endswith("/pooling"):
+                out = {"object": "list", "data": [{"index": i, "object": "pooling", "data": [r, -r]} for i, r in enumerate(rs)]}
+            elif self.path.endswith("/classify"):
+                out = {"object": "list", "data": [{"index": i, "label": "1", "probs": [1 - r, r], "num_classes": 2} for i, r in enumerate(rs)]}
+            elif self.path.endswith("/get_reward"):
+                out = {"rewards": rs}
+            else:
+                return self.reply(404, b'{"error": "not found"}')
+            self.reply(200, json.dumps(out).encode())
+
+    return H
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm"], required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--content", default='{"result": 1}')
+    args = ap.parse_args()
+    srv = ThreadingHTTPServer(("127.0.0.1", args.port), handler(args))
+    srv.daemon_threads = True
+    port = srv.server_address[1]
+    print(json.dumps({"pid": os.getpid(), "port": port, "base_url": f"http://127.0.0.1:{port}/v1"}), flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
