@@ -64,7 +64,14 @@ pub const SANDBOXED: &[&str] = &["code_exec", "python"];
 
 /// Types that call a judge: their suites run against a scripted judge (`judge::script`) and,
 /// end to end, against a real llama-server (`crates/referee-judge/tests`).
-pub const JUDGED: &[&str] = &["score_model", "label_model", "reward_model"];
+pub const JUDGED: &[&str] = &[
+    "score_model",
+    "label_model",
+    "reward_model",
+    "rubric",
+    "pairwise",
+    "reference_judge",
+];
 
 pub const COMPONENTS: &[ComponentInfo] = &[
     ComponentInfo {
@@ -108,6 +115,27 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("judge/reward_model.rs"),
         schema: schema_of::<j::reward_model::RewardModelSpec>,
         compile: j::reward_model::compile,
+    },
+    ComponentInfo {
+        type_name: "rubric",
+        group: "judge",
+        source: src!("judge/rubric.rs"),
+        schema: schema_of::<j::rubric::RubricSpec>,
+        compile: j::rubric::compile,
+    },
+    ComponentInfo {
+        type_name: "pairwise",
+        group: "judge",
+        source: src!("judge/pairwise.rs"),
+        schema: schema_of::<j::pairwise::PairwiseSpec>,
+        compile: j::pairwise::compile,
+    },
+    ComponentInfo {
+        type_name: "reference_judge",
+        group: "judge",
+        source: src!("judge/reference_judge.rs"),
+        schema: schema_of::<j::reference_judge::ReferenceJudgeSpec>,
+        compile: j::reference_judge::compile,
     },
     ComponentInfo {
         type_name: "code_exec",

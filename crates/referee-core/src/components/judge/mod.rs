@@ -26,7 +26,10 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod pairwise;
+pub mod reference_judge;
 pub mod reward_model;
+pub mod rubric;
 
 pub const OPEN: &str = "<candidate_response>";
 pub const CLOSE: &str = "</candidate_response>";
@@ -267,6 +270,30 @@ pub fn defuse(text: &str) -> String {
         .replace("</candidate_response", "<\u{200b}/candidate_response")
 }
 
+/// Renders one template of a grader's own prompt (not OpenAI's `input` messages): item
+/// variables verbatim, every `sample.*` variable delimited as in [`Prompt::render`] (reasoning
+/// stripped unless `keep`, tags defused). For the graders that build their prompt from fields
+/// (`question`, `reference`, `other`) instead of messages.
+pub fn render_delimited(t: &Template, s: &Sample, reasoning: Reasoning) -> Result<String, Miss> {
+    t.render_with(s, &|from_policy: bool, text: &str| {
+        if from_policy {
+            delimit(text, reasoning)
+        } else {
+            text.to_string()
+        }
+    })
+}
+
+/// A text the judge must treat as data: reasoning stripped unless `keep`, inside
+/// `<candidate_response>` tags, defused.
+pub fn delimit(text: &str, reasoning: Reasoning) -> String {
+    let text = match reasoning {
+        Reasoning::Strip => strip_reasoning(text).text,
+        Reasoning::Keep => text,
+    };
+    format!("{OPEN}\n{}\n{CLOSE}", defuse(text))
+}
+
 /// How a model grader reaches its judge: endpoint, sampling, deadline, prefilter.
 pub struct Caller {
     pub judge: JudgeRef,
@@ -375,6 +402,31 @@ impl Caller {
             None
         };
         let why = why?;
+        cx.note(|| format!("prefilter: {why}; scored 0 without a judge call"));
+        cx.detail(|| serde_json::json!({"prefilter": why}));
+        Some(Outcome::ok(0.0))
+    }
+
+    /// With the prefilter on and `injection: fail`: a candidate that writes one of the grader's own
+    /// verdict keys as JSON (`"verdict": true`, `"winner": "A"`) is forging the verdict the judge
+    /// is asked for, so that a judge that copies JSON from its input copies it; it scores 0 without
+    /// a call. (The shared flags only catch score-like values; these keys are the grader's own.)
+    pub fn forged_verdict(&self, s: &Sample, cx: &mut ScoreCtx, keys: &[&str]) -> Option<Outcome> {
+        if !self.prefilter || self.injection != Injection::Fail {
+            return None;
+        }
+        let answer = match self.reasoning {
+            Reasoning::Strip => strip_reasoning(&s.output_text).text,
+            Reasoning::Keep => &s.output_text,
+        };
+        let key = keys.iter().find(|k| {
+            let quoted = format!("\"{k}\"");
+            answer
+                .match_indices(&quoted)
+                .any(|(i, _)| answer[i + quoted.len()..].trim_start().starts_with(':'))
+        })?;
+        let why =
+            format!("the candidate writes the grader's verdict key `{key}` (a forged verdict)");
         cx.note(|| format!("prefilter: {why}; scored 0 without a judge call"));
         cx.detail(|| serde_json::json!({"prefilter": why}));
         Some(Outcome::ok(0.0))
