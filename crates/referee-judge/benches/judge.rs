@@ -143,7 +143,12 @@ input: [{role: user, content: "Rate this answer to 2+2: {{sample.output_text}}"}
         }
     }
     let [mut a, mut b, mut c, mut d] = times;
-    let (raw_ms, cl, p, g) = (median(&mut a), median(&mut b), median(&mut c), median(&mut d));
+    let (raw_ms, cl, p, g) = (
+        median(&mut a),
+        median(&mut b),
+        median(&mut c),
+        median(&mut d),
+    );
     json!({"calls_per_path": rounds * n, "raw_ms": raw_ms, "client_ms": cl, "pool_ms": p,
            "score_model_sample_ms": g, "client_overhead_ms": cl - raw_ms,
            "pool_overhead_ms": p - raw_ms, "score_model_overhead_ms": g - raw_ms})
@@ -276,5 +281,8 @@ fn main() {
         eprintln!("set REFEREE_BENCH_LLAMA and/or REFEREE_BENCH_SLOW (benches/judge/run.py does)");
         std::process::exit(2);
     }
-    println!("{}", serde_json::to_string_pretty(&Value::Object(out)).unwrap());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&Value::Object(out)).unwrap()
+    );
 }
