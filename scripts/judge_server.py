@@ -633,6 +633,9 @@ def main(argv: list[str]) -> int:
     k.add_argument("--pid", type=int, required=True)
     st = sub.add_parser("selftest", help="ensure tiny, start, call every endpoint, stop, print timings")
     st.add_argument("--model", choices=["tiny", "smol"], default="tiny")
+    r = sub.add_parser("run", help="ensure, start, run a command with {base_url} and {model} filled in, stop")
+    r.add_argument("--model", choices=["tiny", "smol"], default="smol")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="after `--`: the command to run")
     g = sub.add_parser("_gen-tiny")  # internal: runs under the venv's python
     g.add_argument("out")
     a = ap.parse_args(argv)
@@ -647,6 +650,17 @@ def main(argv: list[str]) -> int:
                 log(f"pid {a.pid} was not running")
         elif a.cmd == "selftest":
             selftest(a.model)
+        elif a.cmd == "run":
+            cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+            if not cmd:
+                raise Failure("run needs a command after `--`")
+            ensure(a.model == "smol")
+            info = start(a.model, 0, "judge")
+            try:
+                filled = [c.replace("{base_url}", info["base_url"]).replace("{model}", info["model"]) for c in cmd]
+                return subprocess.run(filled).returncode
+            finally:
+                stop(info["pid"])
         elif a.cmd == "_gen-tiny":
             gen_tiny(a.out)
     except Failure as e:

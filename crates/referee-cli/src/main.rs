@@ -48,8 +48,8 @@ pub struct MappingArgs {
 /// Judge endpoints and cache from the command line.
 #[derive(clap::Args, Clone, Default)]
 pub struct JudgeArgs {
-    /// A judge endpoint (`http://host:port/v1`) named `default`, for specs without a `judges:`
-    /// section (OpenAI grader files); a spec's own `default` wins.
+    /// A judge endpoint (`http://host:port/v1`) named `default`: for specs without a `judges:`
+    /// section (OpenAI grader files), or to point a spec's `default` at another server.
     #[arg(long, value_name = "URL")]
     pub judge: Option<String>,
     /// The model name sent to `--judge` (default: `judge`).

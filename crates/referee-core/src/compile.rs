@@ -139,7 +139,7 @@ impl Compiler {
     /// compiled. `section` is the section's JSON (`None`: no section); `cache` is `judge_cache:`.
     pub fn setup_judges(&mut self, section: Option<&Value>, cache: Option<&Value>) {
         use crate::judge::{CacheConfig, EndpointConfig};
-        let mut endpoints = self.env.endpoints.clone();
+        let mut endpoints = std::collections::BTreeMap::new();
         if let Some(v) = section {
             match v {
                 Value::Object(m) => {
@@ -187,6 +187,9 @@ impl Compiler {
                 ),
             }
         }
+        // The shell's endpoints (command-line flags) win over the file's: a flag is how a user
+        // points a spec at another server.
+        endpoints.extend(self.env.endpoints.clone());
         let mut cache_cfg = CacheConfig::default();
         if let Some(v) = cache {
             match serde_path_to_error::deserialize::<_, CacheConfig>(v) {

@@ -137,8 +137,8 @@ pub struct Env {
     /// `judges:` section, when present, is connected through `connect` instead.
     pub judge: Option<Arc<dyn crate::judge::Judge>>,
     pub connect: Option<Arc<dyn crate::judge::JudgeConnect>>,
-    /// Endpoints the shell defines (e.g. from command-line flags); a spec's own section adds to
-    /// them and wins on a name both define.
+    /// Endpoints the shell defines (e.g. from command-line flags); they are added to a spec's
+    /// own section and win on a name both define.
     pub endpoints: std::collections::BTreeMap<String, crate::judge::EndpointConfig>,
     /// The shell's cache choice, which overrides the spec's `judge_cache:`.
     pub judge_cache: Option<crate::judge::CacheConfig>,
