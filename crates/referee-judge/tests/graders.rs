@@ -426,3 +426,39 @@ grader: {{type: reward_model, api: {api}, index: {index}}}
     );
     assert!(sizes.iter().all(|&n| n <= 8), "max_batch holds: {sizes:?}");
 }
+
+#[test]
+fn reference_judge_commits_first_once_per_question_on_a_real_server() {
+    let server = LlamaServer::start("tiny");
+    let spec = format!(
+        r#"
+judges: {{default: {{base_url: "{}", model: "{}"}}}}
+judge_cache: {{backend: memory}}
+grader:
+  type: reference_judge
+  question: "{{{{item.q}}}}"
+  reference: Paris
+  commit_first: true
+  explain: false
+  sampling_params: {{max_completions_tokens: 400}}
+"#,
+        server.base_url, server.model
+    );
+    let rs = compile(&spec).score_batch(
+        &samples(&["Paris.", "Lyon.", "It is Paris, on the Seine."]),
+        true,
+    );
+    for r in &rs {
+        // The tiny model's answers are gibberish: a verdict, or a stated failure.
+        match r.status.as_str() {
+            "ok" => assert!(matches!(r.reward, Some(v) if v == 0.0 || v == 1.0), "{r:?}"),
+            _ => assert_eq!(r.reason(), Some("judge_unparseable"), "{r:?}"),
+        }
+    }
+    // The blind call is the same for the three rollouts of the question: one call, two hits;
+    // then one equivalence call per rollout (none when the blind answer was unparseable).
+    let u = summary(&rs).judge.unwrap();
+    assert_eq!(u.cache_hits, 2, "{u:?}");
+    let judged = rs.iter().any(|r| r.status.as_str() == "ok");
+    assert_eq!(u.judge_calls, if judged { 4 } else { 1 }, "{u:?} {rs:?}");
+}

@@ -7,7 +7,8 @@
 //! Referee's additions, as in `score_model`: `judge` (the endpoint by name), `steps` (default
 //! true: reasoning before the label), `soft` (default false: the score is the probability the
 //! judge gave the passing labels, renormalised over all labels, from `top_logprobs`; labels
-//! should then be single words), `reasoning`, `prefilter`, `min_chars`, `deadline_ms`.
+//! should then be single words), `reasoning`, `prefilter`, `min_chars`, `max_chars`,
+//! `injection`, `deadline_ms`.
 //!
 //! *Example:*
 //! ```yaml

@@ -14,8 +14,9 @@
 //!   the integer scores of `range` (read from `top_logprobs` at the result's position), not
 //!   the one it sampled. Needs a range within 0–9 (one token per score).
 //! - `reasoning` (`strip`, default, or `keep`): whether the candidate's thinking section is
-//!   shown to the judge. `prefilter` (default true) and `min_chars` (default 0): see below.
-//!   `deadline_ms`: the most a sample may wait for its verdict, retries included.
+//!   shown to the judge. `prefilter` (default true), `min_chars` (default 0), `max_chars` and
+//!   `injection` (`fail`, default, or `flag`): see below. `deadline_ms`: the most a sample may
+//!   wait for its verdict, retries included.
 //!
 //! *Example:*
 //! ```yaml
@@ -33,8 +34,11 @@
 //! *Score and failure modes:* the judge's `result`, clipped to `range` (as OpenAI does; the
 //! trace says when it was clipped). Everything the policy wrote renders inside
 //! `<candidate_response>` tags and the judge is told to ignore instructions in it. A candidate
-//! that is empty, only a master-key opener ("Thought process:", ":") or shorter than `min_chars`
-//! scores 0 (status ok) without a call. A reply that is cut off, not exactly the JSON asked for
+//! that is empty, only a master-key opener ("Thought process:", ":"), shorter than `min_chars` or
+//! longer than `max_chars`, repetitive padding, an echo of the prompt's own words (a restated
+//! rubric), or one that addresses the grader ("ignore the rubric", a fake `System:` turn, grader
+//! role-play; only flagged in the trace with `injection: flag`) scores 0 (status ok) without a
+//! call. A reply that is cut off, not exactly the JSON asked for
 //! or has a non-numeric `result` is `judge_unparseable`; a call that fails is `judge_timeout`,
 //! `judge_http_5xx`, ... — errors, never a 0. Token usage goes to the result's `usage`.
 
