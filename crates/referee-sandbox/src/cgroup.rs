@@ -48,6 +48,8 @@ pub struct SlotGroup {
     version: Version,
     dirs: Vec<PathBuf>,
     memory_limit: u64,
+    /// The pids limit last written (0: none yet): most runs ask for the same one.
+    pids_limit: u32,
 }
 
 impl SlotGroup {
@@ -81,6 +83,7 @@ impl SlotGroup {
             version,
             dirs,
             memory_limit: 0,
+            pids_limit: 0,
         };
         // One CPU per slot: a run that starts threads cannot take the machine from the others.
         match version {
@@ -167,9 +170,14 @@ impl SlotGroup {
         Ok(())
     }
 
-    pub fn set_pids_limit(&self, n: u32) {
+    pub fn set_pids_limit(&mut self, n: u32) {
+        if n == self.pids_limit {
+            return;
+        }
         if let Some(d) = self.dir("pids") {
-            let _ = fs::write(d.join("pids.max"), n.to_string());
+            if fs::write(d.join("pids.max"), n.to_string()).is_ok() {
+                self.pids_limit = n;
+            }
         }
     }
 

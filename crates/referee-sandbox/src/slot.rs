@@ -94,6 +94,9 @@ pub struct Zygote {
     baseline: u64,
     /// Host pid of the serving zygote (PID 1 of its namespace, a child of `child`).
     inner: Option<i32>,
+    /// The group's OOM-kill count after the last run: nothing else runs in the group between
+    /// two runs, so it is the next run's "before" without reading the file again.
+    oom_seen: Option<u64>,
 }
 
 impl Zygote {
@@ -176,6 +179,7 @@ impl Zygote {
             group,
             baseline: 0,
             inner: None,
+            oom_seen: None,
         };
         let binds: Vec<(String, String)> = shared
             .binds
@@ -297,7 +301,10 @@ impl Zygote {
     /// failures (crash, timeout, limits) are an `Ok` output.
     pub fn run(&mut self, req: &Request, keep_result: bool) -> Result<SlotOutput, String> {
         self.settle();
-        let oom_before = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
+        let oom_before = match self.oom_seen {
+            Some(n) => n,
+            None => self.group.as_ref().map_or(0, SlotGroup::oom_kills),
+        };
         if let Some(g) = &mut self.group {
             // The zygote's own pages are charged here too; the run gets its limit on top.
             g.set_memory_limit(self.baseline + req.memory_bytes + (16 << 20))?;
@@ -309,7 +316,9 @@ impl Zygote {
             Instant::now() + Duration::from_millis(req.wall_ms) + Duration::from_secs(10);
         let (reply, out) = self.recv(deadline)?;
         let rep = Reply::decode(&reply)?;
-        let oom = self.group.as_ref().map_or(0, SlotGroup::oom_kills) > oom_before;
+        let oom_after = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
+        self.oom_seen = Some(oom_after);
+        let oom = oom_after > oom_before;
         if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
             eprintln!(
                 "OOM in slot: mode {} usage {:?} baseline {} limit {} end {} code {}",
@@ -668,4 +677,93 @@ fn pre_exec(ready_w: i32, go_r: i32) -> std::io::Result<()> {
     // zygote behind).
     nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(header: Value, blobs: &[&'static str]) -> Request {
+        Request {
+            header,
+            blobs: blobs
+                .iter()
+                .map(|n| (*n, Arc::new(sealed_memfd(b"x").unwrap())))
+                .collect(),
+            memory_bytes: 1 << 28,
+            processes: 8,
+            output_bytes: 1 << 20,
+            wall_ms: 2000,
+        }
+    }
+
+    /// The layout native.c's `struct req_hdr` reads (its `_Static_assert`s pin the C side).
+    #[test]
+    fn request_header_layout() {
+        let limits = json!({"wall_ms": 2000, "cpu_ms": 1500, "file_bytes": 1 << 20,
+            "disk_bytes": 1 << 24, "processes": 8, "output_bytes": 1 << 20});
+        let req = request(
+            json!({"mode": "call", "entry_point": "f", "check": null, "limits": limits}),
+            &["code", "args"],
+        );
+        let (b, fds) = encode_request(&req).unwrap();
+        assert_eq!(fds.len(), 2);
+        assert_eq!(u32_at(&b, 0), REQ_MAGIC);
+        assert_eq!((b[4], b[5]), (2, 2)); // mode "call", two descriptors
+        assert_eq!(&b[6..12], &[7, 8, 0, 0, 0, 0]); // code at fd 7, args at 8
+        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1); // stdin from /dev/null
+        let limit = |i: usize| u64_at(&b, 16 + 8 * i);
+        assert_eq!(
+            (0..6).map(limit).collect::<Vec<_>>(),
+            [2000, 1500, 1 << 20, 1 << 24, 8, 0]
+        );
+        let json_len = u32_at(&b, 64) as usize;
+        assert_eq!(b.len(), REQ_SIZE + json_len);
+        let rest: Value = serde_json::from_slice(&b[REQ_SIZE..]).unwrap();
+        assert_eq!(rest, json!({"entry_point": "f"})); // nulls, mode and limits stay out
+
+        // Stdio runs carry no JSON at all; assert runs get /dev/null at fd 6 without setup code.
+        let (b, _) = encode_request(&request(
+            json!({"mode": "stdio", "limits": limits}),
+            &["code", "stdin"],
+        ))
+        .unwrap();
+        assert_eq!((b.len(), &b[6..8]), (REQ_SIZE, &[7u8, 0][..]));
+        let (b, _) = encode_request(&request(
+            json!({"mode": "assert", "limits": limits}),
+            &["code", "test"],
+        ))
+        .unwrap();
+        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1 | 1 << 6);
+
+        assert!(encode_request(&request(json!({"mode": "shell", "limits": limits}), &[])).is_err());
+        assert!(encode_request(&request(
+            json!({"mode": "stdio", "limits": limits}),
+            &["env"]
+        ))
+        .is_err());
+    }
+
+    #[test]
+    fn reply_decoding() {
+        let mut b = vec![0u8; REP_SIZE];
+        b[0..4].copy_from_slice(&REP_MAGIC.to_ne_bytes());
+        b[4..8].copy_from_slice(&END_SIGNALED.to_ne_bytes());
+        b[8..12].copy_from_slice(&9i32.to_ne_bytes());
+        b[12..16].copy_from_slice(&1u32.to_ne_bytes());
+        for (i, v) in [1234u64, 567, 89, 10, 11].iter().enumerate() {
+            b[16 + 8 * i..24 + 8 * i].copy_from_slice(&v.to_ne_bytes());
+        }
+        b[56..61].copy_from_slice(b"hello");
+        let r = Reply::decode(&b).unwrap();
+        assert_eq!((r.end, r.code, r.timed_out), (END_SIGNALED, 9, true));
+        assert_eq!(
+            (r.wall_us, r.cpu_us, r.stdout_size, r.stderr_size),
+            (1234, 567, 10, 11)
+        );
+        assert_eq!(r.message, "hello");
+        assert!(Reply::decode(&b[..100]).is_err());
+        b[0] ^= 1;
+        assert!(Reply::decode(&b).is_err());
+    }
 }
