@@ -3,7 +3,9 @@
 //! The launcher (`spawn`) is the only unsafe code in the crate: `pre_exec` runs in the forked
 //! child before `exec`, where only async-signal-safe calls are allowed; every call made there is a
 //! raw syscall wrapper (prctl, write, unshare, read, setgroups, setresgid, setresuid) that neither
-//! allocates nor takes locks.
+//! allocates nor takes locks. The zygote's side of a run (clone, setup, wait, reply) is C, in
+//! `native.c`; the request and reply between the two are fixed binary structs (`encode_request`,
+//! `Reply`), checked field by field on both sides.
 
 use crate::cgroup::SlotGroup;
 use crate::Shared;
