@@ -49,7 +49,7 @@
 #define MAX_BLOBS 6
 #define CHILD_FDS 10 /* a run's fds 0-9; everything above is closed */
 #define MAX_FILTERS 4
-#define JSON_MAX 8192
+#define JSON_MAX 65536 /* entry point, check name, compiler argv: far less in practice */
 
 /* Shared with slot.rs (`encode_request`, `decode_reply`); the Rust side asserts the sizes. */
 struct req_hdr {

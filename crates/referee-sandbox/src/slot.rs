@@ -36,7 +36,7 @@ const REQ_SIZE: usize = 72;
 const REP_SIZE: usize = 176;
 const MAX_BLOBS: usize = 6;
 /// The zygote's request buffer holds this much JSON after the header.
-const JSON_MAX: usize = 8192;
+const JSON_MAX: usize = 65536;
 
 /// Modules every run finds already imported (the set APPS/LiveCodeBench harnesses pre-import).
 const PRELOAD: &[&str] = &[
