@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -101,6 +102,7 @@ def run_referee(binary: str, spec: str, rows_path: str, rows: list, slots: int) 
     cmd = [binary, "score", spec, rows_path, "--explain"]
     stamps = []  # (t, tests in the line)
     lines = []
+    cpu0 = children_cpu()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
     err_chunks = []
@@ -112,6 +114,7 @@ def run_referee(binary: str, spec: str, rows_path: str, rows: list, slots: int) 
         stamps.append(t)
     p.wait()
     wall = time.perf_counter() - t0
+    cpu = children_cpu() - cpu0
     t_err.join()
     stderr = "".join(err_chunks)
     shown = [os.path.relpath(x, ROOT) if os.path.isabs(x) else x for x in cmd]
@@ -159,6 +162,8 @@ def run_referee(binary: str, spec: str, rows_path: str, rows: list, slots: int) 
         "wall_s": wall,
         "tests_per_s": n_tests / wall,
         "tests_per_s_after_1s": (late_tests / (wall - 1.0)) if wall > 2.0 else None,
+        "cpu_s": cpu,
+        "cpu_ms_per_test": cpu * 1000.0 / n_tests if n_tests else None,
         "p50_ms": percentile(lat, 50) if lat else None,
         "p99_ms": percentile(lat, 99) if lat else None,
         "max_ms": lat[-1] if lat else None,
@@ -174,6 +179,13 @@ def run_referee(binary: str, spec: str, rows_path: str, rows: list, slots: int) 
 
 
 # ------------------------------------------------------------------ the other harnesses
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of every waited-for descendant so far (a harness's whole tree:
+    the CLI, its zygotes and runs; the subprocess harness and its interpreters)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def run_json_lines(cmd) -> list[dict]:
@@ -192,7 +204,11 @@ def run_json_lines(cmd) -> list[dict]:
 def run_subprocess(rows_path: str, workers: int, isolate: str) -> dict:
     cmd = [PY, os.path.join(HERE, "subprocess_harness.py"), rows_path, "--workers", str(workers),
            "--isolate", isolate, "--json"]
+    cpu0 = children_cpu()
     res = run_json_lines(cmd)[0]
+    if res.get("tests"):
+        res["cpu_s"] = children_cpu() - cpu0
+        res["cpu_ms_per_test"] = res["cpu_s"] * 1000.0 / res["tests"]
     res.setdefault("available", "error" not in res)
     if "error" in res:
         res["reason"] = res["error"]
@@ -308,6 +324,21 @@ def report(runs: dict, rounds: int, args, notes_sf: list | None, machine: str) -
                 best_lite = max(f["tests_per_s"] for f in lite)
                 out.append(f"  ≥ 100× SandboxFusion `lite` (isolated; {best_lite} runs/s **from notes, not this run**): "
                            f"{m / best_lite:.0f}× → {'met' if m >= 100 * best_lite else 'missed'}.")
+    # bwrap's sandboxed processes are not reaped through the harness's tree (its figure came
+    # out at a fifth of the plain subprocess's), so it has no CPU figure here.
+    cpu = {k: [r["cpu_ms_per_test"] for r in lst if r.get("cpu_ms_per_test")] for k, lst in runs.items()
+           if "bwrap" not in k}
+    cpu = {k: v for k, v in cpu.items() if v}
+    if cpu:
+        out.append("- CPU per test, user + system of each harness's whole process tree (Referee: the CLI, "
+                   "its zygotes and runs; subprocess: the harness and its interpreters; SandboxFusion: the "
+                   "server and its children, not the client; bwrap's runs escape this count), median over rounds: " + "; ".join(
+                       f"{key} {statistics.median(v):.2f} ms" for key, v in cpu.items()) + ".")
+        if "referee" in cpu:
+            r = statistics.median(cpu["referee"])
+            out.append("  CPU per test of each ÷ Referee's (load-independent; on an idle machine the rate is "
+                       "bounded by cores ÷ CPU per test): " + "; ".join(
+                           f"{key} {statistics.median(v) / r:.1f}×" for key, v in cpu.items() if key != "referee") + ".")
     out.append("- Verdicts: every harness is checked against the generator's in-process verdicts "
                "(`expected` in each row); the last column is the largest count over rounds.")
     for key, lst in runs.items():

@@ -219,7 +219,17 @@ def verdict_of(resp: dict, t: dict) -> str:
     return "passed" if norm_lines(out) == norm_lines(t["output"]) else "wrong_answer"
 
 
-def drive(port: int, rows, reqs, concurrency: int) -> dict:
+def tree_cpu(pid: int | None) -> float:
+    """User + system CPU seconds of a process and its reaped children (the server and the
+    bash/python of every finished run), or 0 when it cannot be read."""
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return 0.0
+
+
+def drive(port: int, rows, reqs, concurrency: int, server_pid: int | None = None) -> dict:
     verdicts = [[None] * len(r["item"]["tests"]) for r in rows]
     lat = []
     lock = threading.Lock()
@@ -259,11 +269,13 @@ def drive(port: int, rows, reqs, concurrency: int) -> dict:
                 lat.append(dt)
             verdicts[ri][ti] = v
 
+    cpu0 = tree_cpu(server_pid)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as ex:
         for f in [ex.submit(worker) for _ in range(concurrency)]:
             f.result()
     wall = time.perf_counter() - t0
+    cpu = tree_cpu(server_pid) - cpu0
     lat.sort()
     counts = Counter(v for vs in verdicts for v in vs)
     mism, bad_rows = 0, []
@@ -282,6 +294,7 @@ def drive(port: int, rows, reqs, concurrency: int) -> dict:
         "tests": n,
         "wall_s": wall,
         "tests_per_s": n / wall,
+        **({"cpu_s": cpu, "cpu_ms_per_test": cpu * 1000.0 / n} if server_pid and cpu > 0 else {}),
         "p50_ms": percentile(lat, 50),
         "p99_ms": percentile(lat, 99),
         "max_ms": lat[-1] if lat else float("nan"),
@@ -325,7 +338,7 @@ def main(argv=None) -> int:
         # one warm-up request: the first call caches get_python_rt_env (a bash + which)
         drive(server.port, rows[:1], reqs[:1], 1)
         for c in [int(x) for x in a.concurrency.split(",") if x]:
-            s = drive(server.port, rows, reqs, c)
+            s = drive(server.port, rows, reqs, c, server.proc.pid)
             s["uvicorn_workers"] = a.workers
             worst = max(worst, s["verdict_mismatches"])
             if a.json:

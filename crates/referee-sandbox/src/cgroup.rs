@@ -48,6 +48,31 @@ pub struct SlotGroup {
     version: Version,
     dirs: Vec<PathBuf>,
     memory_limit: u64,
+    /// The pids limit last written (0: none yet): most runs ask for the same one.
+    pids_limit: u32,
+    /// memory.stat and the OOM counter's file, kept open: both are read around every run, and
+    /// a read from offset 0 regenerates them, without a path lookup and an open each time.
+    stat_file: Option<fs::File>,
+    oom_file: Option<fs::File>,
+}
+
+/// The whole of a cgroup file, generated afresh (a read from offset 0 restarts it).
+fn read_from_start(f: &fs::File) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 8192];
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match f.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return None,
+        }
+    }
+    buf.truncate(n);
+    String::from_utf8(buf).ok()
 }
 
 impl SlotGroup {
@@ -77,11 +102,18 @@ impl SlotGroup {
             }
             mkdir(d)?;
         }
-        let g = SlotGroup {
+        let mut g = SlotGroup {
             version,
             dirs,
             memory_limit: 0,
+            pids_limit: 0,
+            stat_file: None,
+            oom_file: None,
         };
+        if let Some(d) = g.dir("memory").cloned() {
+            g.stat_file = fs::File::open(d.join("memory.stat")).ok();
+            g.oom_file = fs::File::open(d.join(g.oom_file_name())).ok();
+        }
         // One CPU per slot: a run that starts threads cannot take the machine from the others.
         match version {
             Version::V1 => {
@@ -127,8 +159,10 @@ impl SlotGroup {
     /// Memory no reclaim can take back: anonymous pages and tmpfs/shm (page cache is not
     /// counted: the kernel frees it under pressure).
     pub fn pinned_memory(&self) -> Option<u64> {
-        let d = self.dir("memory")?;
-        let stat = fs::read_to_string(d.join("memory.stat")).ok()?;
+        let stat = match &self.stat_file {
+            Some(f) => read_from_start(f)?,
+            None => fs::read_to_string(self.dir("memory")?.join("memory.stat")).ok()?,
+        };
         let keys: &[&str] = match self.version {
             Version::V1 => &["rss", "shmem"],
             Version::V2 => &["anon", "shmem"],
@@ -167,38 +201,47 @@ impl SlotGroup {
         Ok(())
     }
 
-    pub fn set_pids_limit(&self, n: u32) {
+    pub fn set_pids_limit(&mut self, n: u32) {
+        if n == self.pids_limit {
+            return;
+        }
         if let Some(d) = self.dir("pids") {
-            let _ = fs::write(d.join("pids.max"), n.to_string());
+            if fs::write(d.join("pids.max"), n.to_string()).is_ok() {
+                self.pids_limit = n;
+            }
         }
     }
 
     /// How many times the OOM killer has acted in this group.
     pub fn oom_kills(&self) -> u64 {
-        let (Some(d), f) = (
-            self.dir("memory"),
-            match self.version {
-                Version::V1 => "memory.oom_control",
-                Version::V2 => "memory.events",
-            },
-        ) else {
-            return 0;
+        let text = match &self.oom_file {
+            Some(f) => read_from_start(f),
+            None => self
+                .dir("memory")
+                .and_then(|d| fs::read_to_string(d.join(self.oom_file_name())).ok()),
         };
-        fs::read_to_string(d.join(f))
-            .ok()
-            .and_then(|s| {
-                s.lines().find_map(|l| {
-                    l.strip_prefix("oom_kill ")
-                        .and_then(|v| v.trim().parse().ok())
-                })
+        text.and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("oom_kill ")
+                    .and_then(|v| v.trim().parse().ok())
             })
-            .unwrap_or(0)
+        })
+        .unwrap_or(0)
+    }
+
+    fn oom_file_name(&self) -> &'static str {
+        match self.version {
+            Version::V1 => "memory.oom_control",
+            Version::V2 => "memory.events",
+        }
     }
 
     /// Kills whatever is left in the group, waits for it to empty, then removes it. Called after
     /// the zygote was killed: its runs die with its PID namespace, but a big namespace takes a
     /// moment to tear down, and nothing may outlive the pool.
-    pub fn remove(&self) {
+    pub fn remove(mut self) {
+        self.stat_file = None;
+        self.oom_file = None;
         let deadline = Instant::now() + Duration::from_secs(10);
         for d in &self.dirs {
             loop {

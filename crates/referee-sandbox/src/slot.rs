@@ -3,7 +3,9 @@
 //! The launcher (`spawn`) is the only unsafe code in the crate: `pre_exec` runs in the forked
 //! child before `exec`, where only async-signal-safe calls are allowed; every call made there is a
 //! raw syscall wrapper (prctl, write, unshare, read, setgroups, setresgid, setresuid) that neither
-//! allocates nor takes locks.
+//! allocates nor takes locks. The zygote's side of a run (clone, setup, wait, reply) is C, in
+//! `native.c`; the request and reply between the two are fixed binary structs (`encode_request`,
+//! `Reply`), checked field by field on both sides.
 
 use crate::cgroup::SlotGroup;
 use crate::Shared;
@@ -23,6 +25,18 @@ const ZYGOTE: &str = concat!(
     include_str!("harness.py"),
     "\nmain()\n"
 );
+
+/// The zygote's request loop and a run's setup (native.c), built by build.rs.
+const NATIVE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/referee_native.so"));
+
+/// The binary request header and reply (`struct req_hdr`, `struct reply` in native.c).
+const REQ_MAGIC: u32 = 0x3151_4652;
+const REP_MAGIC: u32 = 0x3150_4652;
+const REQ_SIZE: usize = 72;
+const REP_SIZE: usize = 176;
+const MAX_BLOBS: usize = 6;
+/// The zygote's request buffer holds this much JSON after the header.
+const JSON_MAX: usize = 65536;
 
 /// Modules every run finds already imported (the set APPS/LiveCodeBench harnesses pre-import).
 const PRELOAD: &[&str] = &[
@@ -82,6 +96,9 @@ pub struct Zygote {
     baseline: u64,
     /// Host pid of the serving zygote (PID 1 of its namespace, a child of `child`).
     inner: Option<i32>,
+    /// The group's OOM-kill count after the last run: nothing else runs in the group between
+    /// two runs, so it is the next run's "before" without reading the file again.
+    oom_seen: Option<u64>,
 }
 
 impl Zygote {
@@ -164,6 +181,7 @@ impl Zygote {
             group,
             baseline: 0,
             inner: None,
+            oom_seen: None,
         };
         let binds: Vec<(String, String)> = shared
             .binds
@@ -177,12 +195,19 @@ impl Zygote {
             "preload": PRELOAD,
             "run_uid": 1000,
             "sys_pivot_root": libc::SYS_pivot_root,
-            "sys_clone": libc::SYS_clone,
         });
         let deadline = Instant::now() + Duration::from_secs(30);
-        let ready = z
-            .send(&init, &[])
+        let ready = native_memfd()
+            .and_then(|native| {
+                let bytes = serde_json::to_vec(&init).map_err(|e| e.to_string())?;
+                z.send(&bytes, &[native.as_raw_fd()])
+            })
             .and_then(|()| z.recv(deadline))
+            .and_then(|(b, fds)| {
+                serde_json::from_slice::<Value>(&b)
+                    .map(|v| (v, fds))
+                    .map_err(|e| format!("zygote reply: {e}"))
+            })
             .map_err(|e| format!("zygote did not start: {e}"));
         let (hdr, _) = match ready {
             Ok(r) => r,
@@ -208,13 +233,12 @@ impl Zygote {
         Ok(z)
     }
 
-    fn send(&mut self, header: &Value, fds: &[RawFd]) -> Result<(), String> {
-        let bytes = serde_json::to_vec(header).map_err(|e| e.to_string())?;
+    fn send(&mut self, bytes: &[u8], fds: &[RawFd]) -> Result<(), String> {
         let rights = [socket::ControlMessage::ScmRights(fds)];
         let cmsgs: &[socket::ControlMessage] = if fds.is_empty() { &[] } else { &rights };
         socket::sendmsg::<()>(
             self.sock.as_raw_fd(),
-            &[std::io::IoSlice::new(&bytes)],
+            &[std::io::IoSlice::new(bytes)],
             cmsgs,
             socket::MsgFlags::empty(),
             None,
@@ -225,7 +249,7 @@ impl Zygote {
 
     /// One reply and its descriptors, with a deadline: the zygote enforces run time itself, this
     /// only guards against a zygote that is itself stuck.
-    fn recv(&mut self, deadline: Instant) -> Result<(Value, Vec<OwnedFd>), String> {
+    fn recv(&mut self, deadline: Instant) -> Result<(Vec<u8>, Vec<OwnedFd>), String> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -271,44 +295,48 @@ impl Zygote {
         if n == 0 {
             return Err("zygote exited".into());
         }
-        let hdr: Value =
-            serde_json::from_slice(&buf[..n]).map_err(|e| format!("zygote reply: {e}"))?;
-        Ok((hdr, fds))
+        buf.truncate(n);
+        Ok((buf, fds))
     }
 
     /// Runs one request. `Err` means the zygote is broken and must be replaced; the run's own
     /// failures (crash, timeout, limits) are an `Ok` output.
     pub fn run(&mut self, req: &Request, keep_result: bool) -> Result<SlotOutput, String> {
         self.settle();
-        let oom_before = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
+        let oom_before = match self.oom_seen {
+            Some(n) => n,
+            None => self.group.as_ref().map_or(0, SlotGroup::oom_kills),
+        };
         if let Some(g) = &mut self.group {
             // The zygote's own pages are charged here too; the run gets its limit on top.
             g.set_memory_limit(self.baseline + req.memory_bytes + (16 << 20))?;
             g.set_pids_limit(req.processes + 4);
         }
-        let mut header = req.header.clone();
-        header["blob_names"] = req.blobs.iter().map(|(n, _)| *n).collect::<Vec<_>>().into();
-        let fds: Vec<RawFd> = req.blobs.iter().map(|(_, f)| f.as_raw_fd()).collect();
-        self.send(&header, &fds)?;
+        let (bytes, fds) = encode_request(req)?;
+        self.send(&bytes, &fds)?;
         let deadline =
             Instant::now() + Duration::from_millis(req.wall_ms) + Duration::from_secs(10);
-        let (hdr, out) = self.recv(deadline)?;
-        let oom = self.group.as_ref().map_or(0, SlotGroup::oom_kills) > oom_before;
+        let (reply, out) = self.recv(deadline)?;
+        let rep = Reply::decode(&reply)?;
+        let oom_after = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
+        self.oom_seen = Some(oom_after);
+        let oom = oom_after > oom_before;
         if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
             eprintln!(
-                "OOM in slot: mode {} usage {:?} baseline {} limit {} hdr {}",
+                "OOM in slot: mode {} usage {:?} baseline {} limit {} end {} code {}",
                 req.header["mode"],
                 self.group.as_ref().and_then(SlotGroup::memory_usage),
                 self.baseline,
                 req.memory_bytes,
-                hdr
+                rep.end,
+                rep.code
             );
         }
+        if rep.end == END_ERROR {
+            return Err(format!("zygote error: {}", rep.message));
+        }
         let Ok([out_fd, err_fd, res_fd]) = <[OwnedFd; 3]>::try_from(out) else {
-            return Err(format!(
-                "zygote error: {}",
-                hdr["message"].as_str().unwrap_or("bad reply")
-            ));
+            return Err("zygote error: a reply without its three descriptors".into());
         };
         let stdout = read_memfd(&fs::File::from(out_fd), req.output_bytes + 1, false);
         let stderr = read_memfd(&fs::File::from(err_fd), 4096, true);
@@ -319,23 +347,23 @@ impl Zygote {
             let r = read_memfd(&fs::File::from(res_fd), result_cap, false);
             ((!r.is_empty()).then_some(r), None)
         };
-        let stdout_size = hdr["stdout_size"].as_u64().unwrap_or(0);
+        let stdout_size = rep.stdout_size;
         // stderr shares the file-size cap; a run that fills it flooded its output too.
-        let stderr_full = hdr["stderr_size"].as_u64().unwrap_or(0)
+        let stderr_full = rep.stderr_size
             >= req.header["limits"]["file_bytes"]
                 .as_u64()
                 .unwrap_or(u64::MAX);
-        let signal = hdr["signal"].as_i64().unwrap_or(0) as i32;
-        let cpu_ms = hdr["cpu_us"].as_f64().unwrap_or(0.0) / 1000.0;
-        let end = match hdr["end"].as_str() {
+        let signal = rep.code;
+        let cpu_ms = rep.cpu_us as f64 / 1000.0;
+        let end = match rep.end {
             // A run that filled its output cap hit the output limit, whatever happened next
             // (a program that ignores write errors spins until its time runs out).
-            Some("exited" | "signaled") if stdout_size >= req.output_bytes || stderr_full => {
+            END_EXITED | END_SIGNALED if stdout_size >= req.output_bytes || stderr_full => {
                 RunEnd::OutputLimit
             }
-            _ if hdr["timed_out"] == true => RunEnd::Timeout,
-            Some("exited") => RunEnd::Exited(hdr["code"].as_i64().unwrap_or(-1) as i32),
-            Some("signaled") => {
+            _ if rep.timed_out => RunEnd::Timeout,
+            END_EXITED => RunEnd::Exited(rep.code),
+            END_SIGNALED => {
                 if signal == libc::SIGXCPU
                     || (signal == libc::SIGKILL
                         && cpu_ms >= req.header["limits"]["cpu_ms"].as_f64().unwrap_or(f64::MAX))
@@ -349,13 +377,8 @@ impl Zygote {
                     RunEnd::Signaled(signal)
                 }
             }
-            Some("setup_failed") => RunEnd::SetupFailed(String::from_utf8_lossy(&stderr).into()),
-            _ => {
-                return Err(format!(
-                    "zygote error: {}",
-                    hdr["message"].as_str().unwrap_or("unknown reply")
-                ))
-            }
+            END_SETUP_FAILED => RunEnd::SetupFailed(String::from_utf8_lossy(&stderr).into()),
+            other => return Err(format!("zygote error: unknown end {other}")),
         };
         let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
         Ok(SlotOutput {
@@ -365,7 +388,7 @@ impl Zygote {
                 stderr_tail,
                 result,
                 cpu_ms,
-                wall_ms: hdr["wall_us"].as_f64().unwrap_or(0.0) / 1000.0,
+                wall_ms: rep.wall_us as f64 / 1000.0,
             },
             result_fd,
         })
@@ -407,6 +430,149 @@ impl Zygote {
             g.remove();
         }
     }
+}
+
+const END_EXITED: u32 = 1;
+const END_SIGNALED: u32 = 2;
+const END_SETUP_FAILED: u32 = 3;
+const END_ERROR: u32 = 4;
+
+/// A run's reply (`struct reply` in native.c).
+struct Reply {
+    end: u32,
+    code: i32,
+    timed_out: bool,
+    wall_us: u64,
+    cpu_us: u64,
+    stdout_size: u64,
+    stderr_size: u64,
+    message: String,
+}
+
+impl Reply {
+    fn decode(b: &[u8]) -> Result<Reply, String> {
+        if b.len() != REP_SIZE || u32_at(b, 0) != REP_MAGIC {
+            return Err(format!("zygote reply: {} bytes, not a reply", b.len()));
+        }
+        let msg = &b[56..REP_SIZE];
+        let msg = &msg[..msg.iter().position(|&c| c == 0).unwrap_or(msg.len())];
+        Ok(Reply {
+            end: u32_at(b, 4),
+            code: u32_at(b, 8) as i32,
+            timed_out: u32_at(b, 12) != 0,
+            wall_us: u64_at(b, 16),
+            cpu_us: u64_at(b, 24),
+            stdout_size: u64_at(b, 40),
+            stderr_size: u64_at(b, 48),
+            message: String::from_utf8_lossy(msg).into_owned(),
+        })
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The harness number of a mode (`MODES` in zygote.py).
+fn mode_number(mode: &str) -> Option<u8> {
+    ["stdio", "call", "assert", "grade", "exec", "compile"]
+        .iter()
+        .position(|m| *m == mode)
+        .map(|i| i as u8 + 1)
+}
+
+/// Where a run finds each input (`INPUTS` in zygote.py): stdin at 0, what the harness reads only
+/// later at 5 and 6, the rest at 7-9 (read, then closed, before the run's code starts).
+fn blob_target(name: &str) -> Option<u8> {
+    Some(match name {
+        "stdin" => 0,
+        "binary" | "test" => 5,
+        "setup" => 6,
+        "code" => 7,
+        "args" | "sample" => 8,
+        "item" => 9,
+        _ => return None,
+    })
+}
+
+/// The request as native.c reads it: the fixed header, then the JSON fields only the run's
+/// Python needs (entry point, check, compiler argv), and the descriptors in header order.
+fn encode_request(req: &Request) -> Result<(Vec<u8>, Vec<RawFd>), String> {
+    let h = &req.header;
+    let mode = h["mode"]
+        .as_str()
+        .and_then(mode_number)
+        .ok_or_else(|| format!("unknown mode {}", h["mode"]))?;
+    if req.blobs.len() > MAX_BLOBS {
+        return Err("too many inputs for one run".into());
+    }
+    let mut targets = [0u8; MAX_BLOBS];
+    for (i, (name, _)) in req.blobs.iter().enumerate() {
+        targets[i] = blob_target(name).ok_or_else(|| format!("unknown input {name}"))?;
+    }
+    // stdin is /dev/null when the run has none; the assert harness reads fd 6 (setup) always.
+    let null_fds: u16 = 1 | if mode == 3 { 1 << 6 } else { 0 };
+    let lim = &h["limits"];
+    let num = |k: &str| lim[k].as_u64().unwrap_or(0);
+    let mut rest = h.as_object().cloned().unwrap_or_default();
+    rest.remove("mode");
+    rest.remove("limits");
+    rest.retain(|_, v| !v.is_null());
+    let json = if rest.is_empty() {
+        Vec::new()
+    } else {
+        serde_json::to_vec(&rest).map_err(|e| e.to_string())?
+    };
+    if json.len() > JSON_MAX {
+        return Err("request header too long".into());
+    }
+    let mut b = Vec::with_capacity(REQ_SIZE + json.len());
+    b.extend_from_slice(&REQ_MAGIC.to_ne_bytes());
+    b.push(mode);
+    b.push(req.blobs.len() as u8);
+    b.extend_from_slice(&targets);
+    b.extend_from_slice(&null_fds.to_ne_bytes());
+    b.extend_from_slice(&0u16.to_ne_bytes());
+    for k in [
+        "wall_ms",
+        "cpu_ms",
+        "file_bytes",
+        "disk_bytes",
+        "processes",
+        "address_space_bytes",
+    ] {
+        b.extend_from_slice(&num(k).to_ne_bytes());
+    }
+    b.extend_from_slice(&(json.len() as u32).to_ne_bytes());
+    b.extend_from_slice(&0u32.to_ne_bytes());
+    debug_assert_eq!(b.len(), REQ_SIZE);
+    b.extend_from_slice(&json);
+    let fds = req.blobs.iter().map(|(_, f)| f.as_raw_fd()).collect();
+    Ok((b, fds))
+}
+
+/// The native loop as a sealed, executable memfd for the zygote to load.
+fn native_memfd() -> Result<OwnedFd, String> {
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    // MFD_EXEC (Linux 6.3) keeps it loadable where vm.memfd_noexec makes memfds non-executable
+    // by default; older kernels reject the flag and never needed it.
+    const MFD_EXEC: libc::c_uint = 0x10;
+    let base = MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING;
+    let fd = memfd_create(
+        c"referee-native",
+        base | MFdFlags::from_bits_retain(MFD_EXEC),
+    )
+    .or_else(|_| memfd_create(c"referee-native", base))
+    .map_err(|e| format!("memfd: {e}"))?;
+    let mut f = fs::File::from(fd);
+    f.write_all(NATIVE).map_err(|e| format!("memfd: {e}"))?;
+    let fd = OwnedFd::from(f);
+    seal(&fd)?;
+    Ok(fd)
 }
 
 /// Up to `limit` bytes of a memfd, from its start or (`tail`) its last `limit` bytes.
@@ -513,4 +679,93 @@ fn pre_exec(ready_w: i32, go_r: i32) -> std::io::Result<()> {
     // zygote behind).
     nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(header: Value, blobs: &[&'static str]) -> Request {
+        Request {
+            header,
+            blobs: blobs
+                .iter()
+                .map(|n| (*n, Arc::new(sealed_memfd(b"x").unwrap())))
+                .collect(),
+            memory_bytes: 1 << 28,
+            processes: 8,
+            output_bytes: 1 << 20,
+            wall_ms: 2000,
+        }
+    }
+
+    /// The layout native.c's `struct req_hdr` reads (its `_Static_assert`s pin the C side).
+    #[test]
+    fn request_header_layout() {
+        let limits = json!({"wall_ms": 2000, "cpu_ms": 1500, "file_bytes": 1 << 20,
+            "disk_bytes": 1 << 24, "processes": 8, "output_bytes": 1 << 20});
+        let req = request(
+            json!({"mode": "call", "entry_point": "f", "check": null, "limits": limits}),
+            &["code", "args"],
+        );
+        let (b, fds) = encode_request(&req).unwrap();
+        assert_eq!(fds.len(), 2);
+        assert_eq!(u32_at(&b, 0), REQ_MAGIC);
+        assert_eq!((b[4], b[5]), (2, 2)); // mode "call", two descriptors
+        assert_eq!(&b[6..12], &[7, 8, 0, 0, 0, 0]); // code at fd 7, args at 8
+        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1); // stdin from /dev/null
+        let limit = |i: usize| u64_at(&b, 16 + 8 * i);
+        assert_eq!(
+            (0..6).map(limit).collect::<Vec<_>>(),
+            [2000, 1500, 1 << 20, 1 << 24, 8, 0]
+        );
+        let json_len = u32_at(&b, 64) as usize;
+        assert_eq!(b.len(), REQ_SIZE + json_len);
+        let rest: Value = serde_json::from_slice(&b[REQ_SIZE..]).unwrap();
+        assert_eq!(rest, json!({"entry_point": "f"})); // nulls, mode and limits stay out
+
+        // Stdio runs carry no JSON at all; assert runs get /dev/null at fd 6 without setup code.
+        let (b, _) = encode_request(&request(
+            json!({"mode": "stdio", "limits": limits}),
+            &["code", "stdin"],
+        ))
+        .unwrap();
+        assert_eq!((b.len(), &b[6..8]), (REQ_SIZE, &[7u8, 0][..]));
+        let (b, _) = encode_request(&request(
+            json!({"mode": "assert", "limits": limits}),
+            &["code", "test"],
+        ))
+        .unwrap();
+        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1 | 1 << 6);
+
+        assert!(encode_request(&request(json!({"mode": "shell", "limits": limits}), &[])).is_err());
+        assert!(encode_request(&request(
+            json!({"mode": "stdio", "limits": limits}),
+            &["env"]
+        ))
+        .is_err());
+    }
+
+    #[test]
+    fn reply_decoding() {
+        let mut b = vec![0u8; REP_SIZE];
+        b[0..4].copy_from_slice(&REP_MAGIC.to_ne_bytes());
+        b[4..8].copy_from_slice(&END_SIGNALED.to_ne_bytes());
+        b[8..12].copy_from_slice(&9i32.to_ne_bytes());
+        b[12..16].copy_from_slice(&1u32.to_ne_bytes());
+        for (i, v) in [1234u64, 567, 89, 10, 11].iter().enumerate() {
+            b[16 + 8 * i..24 + 8 * i].copy_from_slice(&v.to_ne_bytes());
+        }
+        b[56..61].copy_from_slice(b"hello");
+        let r = Reply::decode(&b).unwrap();
+        assert_eq!((r.end, r.code, r.timed_out), (END_SIGNALED, 9, true));
+        assert_eq!(
+            (r.wall_us, r.cpu_us, r.stdout_size, r.stderr_size),
+            (1234, 567, 10, 11)
+        );
+        assert_eq!(r.message, "hello");
+        assert!(Reply::decode(&b[..100]).is_err());
+        b[0] ^= 1;
+        assert!(Reply::decode(&b).is_err());
+    }
 }

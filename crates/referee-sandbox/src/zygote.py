@@ -4,20 +4,23 @@
 # as root of that user namespace (an unprivileged uid on the host). It builds a minimal read-only
 # root, becomes PID 1 of its own PID namespace, pre-imports common modules, then serves requests.
 #
-# Per request it clones G straight into new PID, mount, IPC and UTS namespaces. G is PID 1 of
-# the run's namespace: it mounts a fresh /proc, a private
-# tmpfs at /tmp (the working directory) and /dev/shm, drops to uid 1000 (no capabilities), sets
-# hard rlimits, no_new_privs and the seccomp filter, and only then touches the untrusted code.
-# When G dies the kernel kills everything left in its PID namespace.
+# Requests are served by native code (native.c, a shared object the parent sends at start as a
+# sealed memfd): per request it clones G straight into new PID, mount, IPC and UTS namespaces.
+# G is PID 1 of the run's namespace: still in C, it mounts a fresh /proc, a private tmpfs at /tmp
+# (the working directory) and /dev/shm, drops to uid 1000 (no capabilities), sets hard rlimits,
+# no_new_privs and the seccomp filter, and only then returns into Python here (`run_child`),
+# which reads the run's inputs, reports "setup done" and runs the harness. When G dies the
+# kernel kills everything left in its PID namespace. The zygote itself never returns to Python
+# while serving: the pages of its heap stay shared with every run and are never copied.
 #
 # Verdicts are never computed here: the child returns raw stdout/stderr/exit status and, for
 # call tests, a JSON value; the Rust parent compares. Expected outputs never enter the sandbox.
 #
-# Protocol: one SOCK_SEQPACKET socket (fd 0). Each message is a JSON header with file
-# descriptors attached: a request brings sealed memfds holding the code, stdin and the run's
-# other inputs; a reply returns the stdout, stderr and result memfds. The zygote never reads
-# what they hold: every run is cloned from the zygote's memory, so anything it had read (an
-# earlier run's output, another item's test code) would be there for the next run to find.
+# Protocol: one SOCK_SEQPACKET socket (fd 0). The start-up exchange is JSON (init, ready); each
+# run's request is a fixed binary header (see native.c) with the run's inputs attached as sealed
+# memfds, and its reply a fixed binary struct with the stdout, stderr and result memfds. The
+# zygote never reads what they hold: every run is cloned from the zygote's memory, so anything it
+# had read (an earlier run's output, another item's test code) would be there for the next run.
 import os, sys, struct, json, ctypes, select, signal, time, resource, socket, fcntl
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -31,11 +34,9 @@ libc.syscall.restype = ctypes.c_long
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x4000000, 0x8000000, 0x20000000
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 22, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
 SECCOMP_MODE_FILTER = 2
-SYS_pivot_root = 155  # x86_64 numbers; the init frame gives the machine's
-SYS_clone = 56
+SYS_pivot_root = 155  # x86_64's; the init frame gives the machine's
 
 RUN_UID = 1000
 PROTO = None  # the socket to the Rust parent
@@ -143,8 +144,19 @@ def main():
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    init, _ = recv()
+    init, fds = recv()
     RUN_UID = init.get("run_uid", RUN_UID)
+    global NATIVE
+    try:
+        # Loaded from the memfd before the root changes; the mapping outlives the descriptor.
+        NATIVE = ctypes.CDLL("/proc/self/fd/%d" % fds[0])
+        NATIVE.referee_serve.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+        NATIVE.referee_add_filter.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    except Exception as e:
+        send({"ready": False, "error": "loading the native loop: %s" % e})
+        os._exit(1)
+    for fd in fds:
+        os.close(fd)
     try:
         R = build_root(init)
     except Exception as e:
@@ -168,9 +180,11 @@ def main():
                 __import__(m)
             except Exception:
                 pass
-        global SECCOMP
-        # The run's filters, made into ready sock_fprog structures once.
-        SECCOMP = [fprog(bytes.fromhex(p)) for p in init.get("seccomp", [])]
+        # The run's filters, copied once into the native loop, which loads them in every run.
+        for prog in init.get("seccomp", []):
+            prog = bytes.fromhex(prog)
+            if NATIVE.referee_add_filter(prog, len(prog)) != 0:
+                raise ValueError("a run filter the native loop refuses")
         # The zygote's own filter: everything no run (and no zygote) ever needs. Every run
         # inherits it; the zygote has CAP_SYS_ADMIN in its namespace, so needs no no_new_privs.
         for prog in init.get("seccomp_zygote", []):
@@ -192,8 +206,6 @@ def main():
                            "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        global SYS_clone
-        SYS_clone = init.get("sys_clone", SYS_clone)
     except Exception as e:
         send({"ready": False, "error": "zygote start: %s" % e})
         os._exit(1)
@@ -205,113 +217,49 @@ def main():
     gc.collect()
     gc.freeze()
     send({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]})
-    serve()
+    info = ChildInfo()
+    mode = NATIVE.referee_serve(PROTO.fileno(), RUN_UID, ctypes.byref(info))
+    if mode < 0:
+        os._exit(0)  # the parent has gone
+    run_child(mode, info)
 
 
-SECCOMP = []
+NATIVE = None
 
 
-def serve():
-    while True:
-        req, fds = recv()
-        try:
-            resp, out = run(req, fds)
-        except Exception as e:  # a bug here must not take the slot down silently
-            resp, out = {"end": "error", "message": "zygote: %r" % (e,)}, []
-        for fd in fds:
-            os.close(fd)
-        send(resp, out)
-        for fd in out:
-            os.close(fd)
+class ChildInfo(ctypes.Structure):
+    _fields_ = [("json", ctypes.c_void_p), ("json_len", ctypes.c_size_t)]
 
 
 # ---------------------------------------------------------------------------------------------
-# One run.
+# One run, in G, after native.c's setup: fds 0-3 are stdin, stdout, stderr and the result, fd 4
+# the setup pipe, 5 and 6 what the harness reads later (a compiled binary; the assert harness's
+# test and setup code), 7-9 the run's other inputs. The mode numbers and fds match slot.rs.
 
-def memfd(name):
-    # Sealable, so the parent can freeze a compiled binary before sharing it among runs.
-    return os.memfd_create(name, os.MFD_ALLOW_SEALING)
+MODES = {1: "stdio", 2: "call", 3: "assert", 4: "grade", 5: "exec", 6: "compile"}
+INPUTS = {"stdio": (("code", 7),), "call": (("code", 7), ("args", 8)), "assert": (("code", 7),),
+          "grade": (("code", 7), ("sample", 8), ("item", 9)), "exec": (), "compile": (("code", 7),)}
 
 
-def run(req, blobs):
-    """One run. `blobs` are the request's descriptors, named by the header's "blob_names"."""
-    lim = req["limits"]
-    names = req.get("blob_names", [])
-    fds = {
-        "in": os.dup(blobs[names.index("stdin")]) if "stdin" in names else os.open("/dev/null", os.O_RDONLY),
-        "out": memfd("stdout"),
-        "err": memfd("stderr"),
-        "res": memfd("result"),
-    }
-    # G tells us on this pipe that its setup is done, then closes it before it touches untrusted
-    # code. So "the sandbox failed" is known from a channel the run cannot write: a run that dies
-    # (or prints "setup failed") after that point is the run's own failure.
-    sr, sw = os.pipe()
-    t0 = time.monotonic()
-    # clone(2) straight into the run's new PID, mount, IPC and UTS namespaces: one process
-    # creation per test (os.fork + unshare + fork costs two, and Python's after-fork hooks).
-    # The zygote is single-threaded and ctypes drops the GIL around the call, so the child
-    # resumes in a consistent interpreter.
-    g = libc.syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | signal.SIGCHLD, 0, 0, 0, 0)
-    if g == 0:
-        try:
-            os.close(sr)
-            PROTO.close()
-            child_g(req, dict(zip(names, blobs)), fds, sw)
-        except BaseException as e:
-            try:
-                os.write(2, ("sandbox setup failed: %r\n" % (e,)).encode())
-            except BaseException:
-                pass
-        os._exit(112)
-    os.close(sw)
-    os.close(fds["in"])
-    if g < 0:
-        e = ctypes.get_errno()
-        os.close(sr)
-        for k in ("out", "err", "res"):
-            os.close(fds[k])
-        return {"end": "error", "message": "clone: %s" % os.strerror(e)}, []
-    pidfd = os.pidfd_open(g)
-    deadline = t0 + lim["wall_ms"] / 1000.0
-    timed_out = False
-    # Wait for G to exit (when it does, the kernel kills everything left in its namespace), or
-    # for the wall clock.
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            os.kill(g, signal.SIGKILL)
-            break
-        ready, _, _ = select.select([pidfd], [], [], left)
-        if ready:
-            break
-    while True:
-        try:
-            _, st, ru = os.wait4(g, 0)
-            break
-        except InterruptedError:
-            continue
-    os.close(pidfd)
-    wall_us = int((time.monotonic() - t0) * 1e6)
-    os.set_blocking(sr, False)
+def run_child(mode, info):
+    """Never returns."""
     try:
-        setup_ok = os.read(sr, 1) == b"s"
-    except BlockingIOError:
-        setup_ok = False
-    os.close(sr)
-    resp = {"wall_us": wall_us, "cpu_us": int((ru.ru_utime + ru.ru_stime) * 1e6), "maxrss_kb": ru.ru_maxrss}
-    if not setup_ok and not timed_out:
-        resp["end"] = "setup_failed"
-    elif os.WIFEXITED(st):
-        resp["end"], resp["code"] = "exited", os.WEXITSTATUS(st)
-    else:
-        resp["end"], resp["signal"] = "signaled", os.WTERMSIG(st)
-    if timed_out:
-        resp["timed_out"] = True
-    resp["stdout_size"] = os.fstat(fds["out"]).st_size
-    resp["stderr_size"] = os.fstat(fds["err"]).st_size
-    return resp, [fds["out"], fds["err"], fds["res"]]
+        PROTO.detach()  # its descriptor is closed; never close what now sits at that number
+        name = MODES[mode]
+        raw = ctypes.string_at(info.json, info.json_len) if info.json_len else b""
+        req = json.loads(raw) if raw else {}
+        data = {key: read_fd(fd) for key, fd in INPUTS[name]}
+        os.closerange(7, 10)
+        os.write(4, b"s")  # setup done: from here on, whatever happens is the run's doing
+        os.close(4)
+    except BaseException as e:
+        try:
+            os.write(2, ("sandbox setup failed: %r\n" % (e,)).encode())
+        except BaseException:
+            pass
+        os._exit(112)
+    HARNESS[name](req, data)
+    os._exit(0)
 
 
 def read_fd(fd):
@@ -325,55 +273,6 @@ def read_fd(fd):
         chunks.append(b)
         off += len(b)
     return b"".join(chunks)
-
-
-def child_g(req, blobs, fds, setup_w):
-    """PID 1 of the run: isolate, restrict, then run the untrusted code. Never returns."""
-    lim = req["limits"]
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-          "mode=0700,uid=%d,gid=%d,size=%d" % (RUN_UID, RUN_UID, lim["disk_bytes"]))
-    os.mkdir("/tmp/.shm", 0o1777)  # /dev/shm links here: POSIX shared memory is per run too
-    os.chmod("/tmp/.shm", 0o1777)
-    os.chdir("/tmp")
-    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-    os.write(fd, b"1000")  # the zygote runs at -1000 (or 0): the run is what the OOM killer takes
-    os.close(fd)
-    # The run's inputs: read now, before the descriptors are closed. Some stay open from fd 5:
-    # a compiled binary (executed by descriptor), or the assert harness's test and setup code,
-    # which the harness reads only after the solution's process is forked (and has closed them).
-    kept = {"exec": ["binary"], "assert": ["test", "setup"]}.get(req["mode"], [])
-    data = {}
-    for name, fd in blobs.items():
-        if name != "stdin" and name not in kept:
-            data[name] = read_fd(fd)
-    # stdin, stdout, stderr, result, setup pipe, then the kept inputs, become fds 0, 1, 2, ...;
-    # moved out of the way first, since any of them may sit where another must go.
-    wanted = [fds["in"], fds["out"], fds["err"], fds["res"], setup_w]
-    wanted += [blobs[n] if n in blobs else os.open("/dev/null", os.O_RDONLY) for n in kept]
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 128) for fd in wanted]  # under RLIMIT_NOFILE (256)
-    for target, fd in enumerate(high):
-        os.dup2(fd, target)
-    os.closerange(len(high), 65536)
-    cpu = max(1, -(-lim["cpu_ms"] // 1000))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_bytes"], lim["file_bytes"]))
-    resource.setrlimit(resource.RLIMIT_NPROC, (lim["processes"], lim["processes"]))
-    if lim.get("address_space_bytes"):
-        a = lim["address_space_bytes"]
-        resource.setrlimit(resource.RLIMIT_AS, (a, a))
-    os.setresgid(RUN_UID, RUN_UID, RUN_UID)
-    os.setresuid(RUN_UID, RUN_UID, RUN_UID)  # leaves root of the namespace: all capabilities go
-    # Die with the zygote; set after the uid change, which clears it. (Had the zygote died
-    # before this line, the write on the setup pipe below fails and the run ends there.)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    for buf, prog in SECCOMP:
-        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
-    os.write(4, b"s")  # setup done: from here on, whatever happens is the run's doing
-    os.close(4)
-    HARNESS[req["mode"]](req, data)
-    os._exit(0)
 
 
 class SockFilterProg(ctypes.Structure):

@@ -1,0 +1,458 @@
+/* Referee sandbox: the zygote's request loop and a run's setup, in C.
+ *
+ * Built into a shared object at build time (build.rs), embedded in the Rust binary, handed to
+ * the zygote as a sealed memfd and loaded with ctypes. Why C: the zygote is a fork server, and
+ * every page it writes after a clone takes a copy-on-write fault, in it or in the run. Serving a
+ * request in Python (header parsing, objects, reference counts) wrote ~185 pages per request,
+ * and a run's setup in Python (mounts, descriptors, limits, uid, seccomp) another ~150. Here the
+ * zygote's loop touches a few pages of stack and static buffers, and the run's setup none of
+ * the interpreter's heap. The run returns out of `referee_serve` into Python only to run its
+ * harness, which reads the run's inputs, says "setup done" on fd 4, and runs the code.
+ *
+ * The zygote still never reads a run's data: the inputs (code, stdin, arguments, tests) arrive
+ * as descriptors and are passed on; the outputs go back as descriptors. The header is fixed-size
+ * binary (limits, where each descriptor goes in the run) followed by a JSON tail that only the
+ * run's Python parses (entry point, compiler argv). It comes from the Rust parent over a private
+ * socketpair that no run holds (runs close every descriptor above 9, and fds 0-9 are theirs), so
+ * it is not attack surface for the code under test; it is still checked field by field, and a
+ * malformed request is answered with an error, never trusted.
+ *
+ * Only libc; no allocation after start-up; the child never returns to Python before its setup
+ * succeeded (on failure it writes why to its stderr memfd and exits 112).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REQ_MAGIC 0x31514652u /* "RFQ1" */
+#define REP_MAGIC 0x31504652u /* "RFP1" */
+#define MAX_BLOBS 6
+#define CHILD_FDS 10 /* a run's fds 0-9; everything above is closed */
+#define MAX_FILTERS 4
+#define JSON_MAX 65536 /* entry point, check name, compiler argv: far less in practice */
+
+/* Shared with slot.rs (`encode_request`, `decode_reply`); the Rust side asserts the sizes. */
+struct req_hdr {
+    uint32_t magic;
+    uint8_t mode;              /* the harness, returned to the run's Python as is */
+    uint8_t nblobs;            /* descriptors attached, in order */
+    uint8_t target[MAX_BLOBS]; /* the run's fd for each: 0 (stdin) or 5-9 */
+    uint16_t null_fds;         /* bit i: fd i is /dev/null when no descriptor goes there */
+    uint16_t pad0;
+    uint64_t wall_ms, cpu_ms, file_bytes, disk_bytes, processes, address_space_bytes;
+    uint32_t json_len;
+    uint32_t pad2;
+};
+
+enum { END_EXITED = 1, END_SIGNALED = 2, END_SETUP_FAILED = 3, END_ERROR = 4 };
+
+struct reply {
+    uint32_t magic;
+    uint32_t end;
+    int32_t code;      /* exit code, or the signal */
+    uint32_t timed_out;
+    uint64_t wall_us, cpu_us, maxrss_kb, stdout_size, stderr_size;
+    char message[120];
+};
+
+/* What the run's Python gets back from referee_serve. */
+struct child_info {
+    const char *json;
+    size_t json_len;
+};
+
+_Static_assert(sizeof(struct req_hdr) == 72, "request layout");
+_Static_assert(offsetof(struct req_hdr, wall_ms) == 16, "request layout");
+_Static_assert(sizeof(struct reply) == 176, "reply layout");
+
+static struct sock_fprog filters[MAX_FILTERS];
+static int nfilters;
+static char json_buf[JSON_MAX];
+
+/* A per-run seccomp filter (`struct sock_filter` bytes), copied once at start-up. */
+int referee_add_filter(const void *prog, size_t len) {
+    if (nfilters == MAX_FILTERS || len == 0 || len % sizeof(struct sock_filter) || len > 4096 * 8)
+        return -1;
+    void *copy = malloc(len);
+    if (!copy)
+        return -1;
+    memcpy(copy, prog, len);
+    filters[nfilters].len = (unsigned short)(len / sizeof(struct sock_filter));
+    filters[nfilters].filter = copy;
+    nfilters++;
+    return 0;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void close_all(const int *fds, int n) {
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static int send_reply(int sock, const struct reply *r, const int *fds, int nfds) {
+    struct iovec iov = {(void *)r, sizeof *r};
+    union {
+        char buf[CMSG_SPACE(3 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (nfds > 0) {
+        memset(&u, 0, sizeof u);
+        m.msg_control = u.buf;
+        m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+    }
+    for (;;) {
+        ssize_t n = sendmsg(sock, &m, MSG_NOSIGNAL);
+        if (n >= 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+static int send_error(int sock, const char *what, int err) {
+    struct reply r = {0};
+    r.magic = REP_MAGIC;
+    r.end = END_ERROR;
+    snprintf(r.message, sizeof r.message, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+    return send_reply(sock, &r, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The run (PID 1 of its namespaces): setup, then back to Python.                            */
+
+static void fail(const char *what) {
+    int e = errno;
+    char msg[200];
+    int n = snprintf(msg, sizeof msg, "sandbox setup failed: %s: %s\n", what, strerror(e));
+    if (n > 0)
+        (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(112);
+}
+
+static void setlim(int res, uint64_t soft, uint64_t hard, const char *what) {
+    struct rlimit r = {soft, hard};
+    if (setrlimit(res, &r) != 0)
+        fail(what);
+}
+
+/* `src[t]` is what becomes fd t (-1: nothing, -2: /dev/null). */
+static void place_fds(int src[CHILD_FDS]) {
+    int high[CHILD_FDS];
+    /* Out of the way first: any source may sit where another must go. Under RLIMIT_NOFILE (256). */
+    for (int t = 0; t < CHILD_FDS; t++) {
+        high[t] = -1;
+        if (src[t] == -2) {
+            high[t] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (high[t] < 0)
+                fail("/dev/null");
+            int h = fcntl(high[t], F_DUPFD_CLOEXEC, 128);
+            if (h < 0)
+                fail("dup");
+            close(high[t]);
+            high[t] = h;
+        } else if (src[t] >= 0) {
+            high[t] = fcntl(src[t], F_DUPFD_CLOEXEC, 128);
+            if (high[t] < 0)
+                fail("dup");
+        }
+    }
+    for (int t = 0; t < CHILD_FDS; t++) {
+        if (high[t] >= 0) {
+            if (dup2(high[t], t) < 0) /* dup2 clears close-on-exec on t */
+                fail("dup2");
+        } else {
+            close(t);
+        }
+    }
+    /* Everything else: the socket to Rust, the received descriptors, the high copies. */
+    if (syscall(SYS_close_range, CHILD_FDS, ~0u, 0) != 0) {
+        for (int fd = CHILD_FDS; fd < 65536; fd++)
+            close(fd);
+    }
+}
+
+static void child_setup(const struct req_hdr *h, const int *blobs, int out, int err, int res,
+                        int setup_w, unsigned uid) {
+    int src[CHILD_FDS];
+    for (int t = 0; t < CHILD_FDS; t++)
+        src[t] = (h->null_fds >> t) & 1 ? -2 : -1;
+    for (int i = 0; i < h->nblobs; i++)
+        src[h->target[i]] = blobs[i];
+    src[1] = out;
+    src[2] = err;
+    src[3] = res;
+    src[4] = setup_w;
+    /* First, so that every later failure is written to the run's own stderr memfd. */
+    place_fds(src);
+
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0)
+        fail("mount /proc");
+    char opts[128];
+    snprintf(opts, sizeof opts, "mode=0700,uid=%u,gid=%u,size=%llu", uid, uid,
+             (unsigned long long)h->disk_bytes);
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+        fail("mount /tmp");
+    /* /dev/shm links here: POSIX shared memory is per run too. */
+    if (mkdir("/tmp/.shm", 01777) != 0 || chmod("/tmp/.shm", 01777) != 0)
+        fail("/tmp/.shm");
+    if (chdir("/tmp") != 0)
+        fail("chdir /tmp");
+    /* The zygote runs at -1000 (or 0): the run is what the OOM killer takes. */
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "1000", 4) != 4)
+        fail("oom_score_adj");
+    close(fd);
+
+    uint64_t cpu = h->cpu_ms / 1000 + (h->cpu_ms % 1000 != 0);
+    if (cpu < 1)
+        cpu = 1;
+    setlim(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU");
+    setlim(RLIMIT_FSIZE, h->file_bytes, h->file_bytes, "RLIMIT_FSIZE");
+    setlim(RLIMIT_NPROC, h->processes, h->processes, "RLIMIT_NPROC");
+    if (h->address_space_bytes)
+        setlim(RLIMIT_AS, h->address_space_bytes, h->address_space_bytes, "RLIMIT_AS");
+    if (setresgid(uid, uid, uid) != 0)
+        fail("setresgid");
+    /* Leaves root of the namespace: all capabilities go. */
+    if (setresuid(uid, uid, uid) != 0)
+        fail("setresuid");
+    /* Die with the zygote; set after the uid change, which clears it. (Had the zygote died
+     * before this line, the write on the setup pipe fails and the run ends there.) */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        fail("pdeathsig");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        fail("no_new_privs");
+    for (int i = 0; i < nfilters; i++)
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filters[i], 0, 0) != 0)
+            fail("seccomp");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The zygote's loop.                                                                         */
+
+static int check_request(const struct req_hdr *h, ssize_t n, int nfds, const char **why) {
+    *why = "bad request";
+    if ((size_t)n < sizeof *h || h->magic != REQ_MAGIC)
+        return -1;
+    if (h->nblobs > MAX_BLOBS || h->nblobs != nfds) {
+        *why = "bad request: descriptor count";
+        return -1;
+    }
+    if (h->json_len != (size_t)n - sizeof *h || h->json_len > JSON_MAX) {
+        *why = "bad request: length";
+        return -1;
+    }
+    uint32_t used = 0;
+    for (int i = 0; i < h->nblobs; i++) {
+        unsigned t = h->target[i];
+        if (!(t == 0 || (t >= 5 && t < CHILD_FDS)) || (used >> t) & 1) {
+            *why = "bad request: descriptor target";
+            return -1;
+        }
+        used |= 1u << t;
+    }
+    /* Only the run's fds, and never 1-4 (the outputs and the setup pipe). */
+    if (h->null_fds >> CHILD_FDS || h->null_fds & 0x1e) {
+        *why = "bad request: null fds";
+        return -1;
+    }
+    if (h->wall_ms > 86400000u) { /* a day: keeps the deadline arithmetic far from overflow */
+        *why = "bad request: limits";
+        return -1;
+    }
+    return 0;
+}
+
+static char msgbuf[sizeof(struct req_hdr) + JSON_MAX + 1];
+
+/* Serves requests on `sock` until the parent goes away (returns -1 in the zygote). In a run,
+ * returns its mode (>= 0) with `info` pointing at the request's JSON tail, fds 0-9 in place,
+ * fd 4 the setup pipe still to be written. */
+int referee_serve(int sock, unsigned uid, struct child_info *info) {
+    union {
+        char buf[CMSG_SPACE(MAX_BLOBS * sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    for (;;) {
+        struct iovec iov = {msgbuf, sizeof msgbuf};
+        struct msghdr m = {0};
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = ctl.buf;
+        m.msg_controllen = sizeof ctl.buf;
+        ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        int blobs[MAX_BLOBS];
+        int nfds = 0, extra = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < k; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (nfds < MAX_BLOBS)
+                    blobs[nfds++] = fd;
+                else {
+                    close(fd);
+                    extra = 1;
+                }
+            }
+        }
+        struct req_hdr h;
+        const char *why = "bad request";
+        int ok = !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && !extra && (size_t)n >= sizeof h;
+        if (ok) {
+            memcpy(&h, msgbuf, sizeof h);
+            ok = check_request(&h, n, nfds, &why) == 0;
+        }
+        if (!ok) {
+            close_all(blobs, nfds);
+            if (send_error(sock, why, 0) != 0)
+                return -1;
+            continue;
+        }
+        memcpy(json_buf, msgbuf + sizeof h, h.json_len);
+        memset(msgbuf, 0, (size_t)n);
+
+        int outs[3] = {-1, -1, -1};
+        static const char *const names[3] = {"stdout", "stderr", "result"};
+        int pipefd[2] = {-1, -1};
+        int bad = 0;
+        /* Sealable, so the parent can freeze a compiled binary before sharing it among runs. */
+        for (int i = 0; i < 3; i++)
+            if ((outs[i] = memfd_create(names[i], MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
+                bad = errno;
+        /* G says on this pipe that its setup is done, then closes it before it touches
+         * untrusted code: "the sandbox failed" comes from a channel the run cannot write. */
+        if (!bad && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0)
+            bad = errno;
+        if (bad) {
+            close_all(blobs, nfds);
+            close_all(outs, 3);
+            close_all(pipefd, 2);
+            if (send_error(sock, "zygote: memfd/pipe", bad) != 0)
+                return -1;
+            continue;
+        }
+
+        uint64_t t0 = now_ns();
+        /* Straight into the run's new PID, mount, IPC and UTS namespaces: one process per test. */
+        long g = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+                         0, NULL, NULL, 0);
+        if (g == 0) {
+            child_setup(&h, blobs, outs[0], outs[1], outs[2], pipefd[1], uid);
+            info->json = json_buf;
+            info->json_len = h.json_len;
+            return h.mode;
+        }
+        int clone_err = errno;
+        close(pipefd[1]);
+        close_all(blobs, nfds);
+        memset(json_buf, 0, h.json_len);
+        if (g < 0) {
+            close(pipefd[0]);
+            close_all(outs, 3);
+            if (send_error(sock, "clone", clone_err) != 0)
+                return -1;
+            continue;
+        }
+
+        struct reply r = {0};
+        r.magic = REP_MAGIC;
+        int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)g, 0);
+        uint64_t deadline = t0 + h.wall_ms * 1000000u;
+        /* Wait for G to exit (when it does, the kernel kills everything left in its namespace),
+         * or for the wall clock. */
+        for (;;) {
+            uint64_t t = now_ns();
+            if (t >= deadline) {
+                r.timed_out = 1;
+                kill((pid_t)g, SIGKILL);
+                break;
+            }
+            uint64_t left_ms = (deadline - t + 999999u) / 1000000u;
+            if (pidfd < 0) {
+                /* No pidfd (a kernel before 5.3): look for G's exit every millisecond. */
+                siginfo_t si;
+                memset(&si, 0, sizeof si);
+                if (waitid(P_PID, (id_t)g, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+                    break;
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            struct pollfd p = {pidfd, POLLIN, 0};
+            int k = poll(&p, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+            if (k > 0)
+                break;
+        }
+        int st = 0;
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4((pid_t)g, &st, 0, &ru) < 0 && errno == EINTR)
+            ;
+        if (pidfd >= 0)
+            close(pidfd);
+        r.wall_us = (now_ns() - t0) / 1000u;
+        char s = 0;
+        int setup_ok = read(pipefd[0], &s, 1) == 1 && s == 's';
+        close(pipefd[0]);
+        r.cpu_us = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+                   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        r.maxrss_kb = (uint64_t)ru.ru_maxrss;
+        if (!setup_ok && !r.timed_out) {
+            r.end = END_SETUP_FAILED;
+        } else if (WIFEXITED(st)) {
+            r.end = END_EXITED;
+            r.code = WEXITSTATUS(st);
+        } else {
+            r.end = END_SIGNALED;
+            r.code = WTERMSIG(st);
+        }
+        struct stat sb;
+        r.stdout_size = fstat(outs[0], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        r.stderr_size = fstat(outs[1], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        int rc = send_reply(sock, &r, outs, 3);
+        close_all(outs, 3);
+        if (rc != 0)
+            return -1;
+    }
+}
