@@ -53,6 +53,7 @@
 //! `$ref`s are never fetched (a schema that needs one is `bad_schema`), and `pattern`s run on
 //! the linear-time `regex` engine, so a hostile answer cannot make validation backtrack.
 
+mod doc;
 mod parse;
 
 use crate::compile::{sync, At, Compiler};
@@ -61,6 +62,7 @@ use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
 use crate::text::reasoning::Reasoning;
+use doc::{Doc, Tape};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use parse::{DuplicateKeys, Extract, Multiple, NanInfinity, NoJson, Policies, TrailingText};
@@ -132,7 +134,8 @@ pub enum RewardMode {
 
 /// A compiled schema with what partial credit needs: the root's required property names.
 struct Compiled {
-    validator: Validator,
+    /// Reads the answer's tape in place (no `serde_json::Value` is built for it).
+    validator: Validator<Tape>,
     required: Vec<String>,
 }
 
@@ -241,7 +244,7 @@ fn build(
                 .collect()
         })
         .unwrap_or_default();
-    let mut o = jsonschema::options()
+    let mut o = jsonschema::options_for::<Tape>()
         .should_validate_formats(formats)
         .with_pattern_options(jsonschema::PatternOptions::regex());
     let d = match draft {
@@ -437,24 +440,25 @@ impl SyncComponent for JsonSchemaGrader {
             cx.note(|| "scored 0: the output is only reasoning (no closing tag)".into());
             return Outcome::ok(0.0);
         }
-        let (value, mode) = match parse::extract(answer.text, self.policies) {
+        let (doc, mode) = match parse::extract(answer.text, self.policies) {
             Ok(v) => v,
             Err(NoJson(m)) => {
                 cx.note(|| format!("scored 0: {m}"));
                 return Outcome::ok(0.0);
             }
         };
-        if compiled.validator.is_valid(&value) {
+        let value = doc.root();
+        if compiled.validator.is_valid(value) {
             cx.note(|| format!("valid JSON ({mode})"));
             return Outcome::ok(1.0);
         }
         if self.reward == RewardMode::AllOrNothing && !cx.explaining() {
             return Outcome::ok(0.0); // the violations are only for the trace
         }
-        let errors: Vec<_> = compiled.validator.iter_errors(&value).collect();
+        let errors: Vec<_> = compiled.validator.iter_errors(value).collect();
         let reward = match self.reward {
             RewardMode::AllOrNothing => 0.0,
-            RewardMode::Partial => partial(&value, &compiled.required, &errors),
+            RewardMode::Partial => partial(&doc, &compiled.required, &errors),
         };
         cx.note(|| {
             format!(
@@ -485,10 +489,11 @@ impl SyncComponent for JsonSchemaGrader {
 
 /// The fraction of the root's required properties present with no violation inside them; 0
 /// when something is wrong with the root itself.
-fn partial(value: &Value, required: &[String], errors: &[jsonschema::ValidationError]) -> f64 {
-    let Value::Object(obj) = value else {
+fn partial(doc: &Doc, required: &[String], errors: &[jsonschema::ValidationError]) -> f64 {
+    let obj = doc.root();
+    if !obj.is_object() {
         return 0.0;
-    };
+    }
     if required.is_empty() {
         return 0.0;
     }
@@ -508,7 +513,7 @@ fn partial(value: &Value, required: &[String], errors: &[jsonschema::ValidationE
     }
     let good = required
         .iter()
-        .filter(|r| obj.contains_key(r.as_str()) && !bad.contains(r.as_str()))
+        .filter(|r| obj.member(r).is_some() && !bad.contains(r.as_str()))
         .count();
     good as f64 / required.len() as f64
 }

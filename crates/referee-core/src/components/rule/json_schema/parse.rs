@@ -5,7 +5,12 @@
 //! by [`scan`], a small tokenizer that finds where the value ends, every duplicated key (keys
 //! compared after unescaping: `"a"` and `"\u0061"` are the same key) and every bare
 //! `NaN`/`Infinity`; serde_json then parses the (possibly rewritten) text.
+//!
+//! Most answers never take that path: [`parse_fast`] first parses them straight into the tape
+//! the validator reads, and hands over to the scanner and serde_json only when the answer breaks
+//! a rule or a policy has to decide (see `doc.rs`).
 
+use super::doc::{parse_fast, Doc};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -123,19 +128,29 @@ fn fences(text: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
 }
 
 /// The JSON value of the answer under the policies, and which mode found it.
-pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJson> {
+pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson> {
     let mode = match p.extract {
         Extract::Auto => {
             let t = answer.trim();
-            match scan(t) {
-                Ok(s) if s.end == t.len() => return finish(t, &s, p).map(|v| (v, "whole")),
-                _ if !fences(answer).is_empty() => Extract::Auto,
-                _ => Extract::Search,
+            // The fast path ends a value where the scanner would: when it parses, the scan
+            // would tell nothing more.
+            let whole = match parse_fast(t) {
+                Some((doc, end)) if end == t.len() => return Ok((doc, "whole")),
+                Some(_) => None,
+                None => scan(t).ok().filter(|s| s.end == t.len()),
+            };
+            if let Some(s) = whole {
+                return finish(t, &s, p).map(|v| (v, "whole"));
+            }
+            if fences(answer).is_empty() {
+                Extract::Search
+            } else {
+                Extract::Auto
             }
         }
         m => m,
     };
-    let candidates: Vec<(usize, Result<Value, NoJson>)> = match mode {
+    let mut candidates: Vec<(usize, Result<Doc, NoJson>)> = match mode {
         Extract::Whole => {
             let t = answer.trim();
             if t.is_empty() {
@@ -169,13 +184,11 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJso
             _ => "no fenced JSON block in the answer".into(),
         }));
     }
-    match &choose(&candidates, p.multiple, "JSON values")?.1 {
-        Ok(v) => Ok((v.clone(), how)),
-        Err(e) => Err(e.clone()),
-    }
+    let i = choose(&candidates, p.multiple, "JSON values")?;
+    candidates.swap_remove(i).1.map(|v| (v, how))
 }
 
-fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
+fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
     fences(answer)
         .into_iter()
         .map(|(_, c)| {
@@ -186,11 +199,12 @@ fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
         .collect()
 }
 
-fn choose<'a, T>(items: &'a [T], m: Multiple, what: &str) -> Result<&'a T, NoJson> {
+/// The index of the value to grade among several.
+fn choose<T>(items: &[T], m: Multiple, what: &str) -> Result<usize, NoJson> {
     match (items.len(), m) {
         (0, _) => Err(NoJson(format!("no {what} in the answer"))),
-        (1, _) | (_, Multiple::First) => Ok(&items[0]),
-        (_, Multiple::Last) => Ok(&items[items.len() - 1]),
+        (1, _) | (_, Multiple::First) => Ok(0),
+        (n, Multiple::Last) => Ok(n - 1),
         (n, Multiple::Reject) => Err(NoJson(format!(
             "{n} {what} in the answer (`multiple: reject`)"
         ))),
@@ -198,19 +212,27 @@ fn choose<'a, T>(items: &'a [T], m: Multiple, what: &str) -> Result<&'a T, NoJso
 }
 
 /// One value that must span `t` (trailing text per policy).
-fn parse_whole(t: &str, p: Policies) -> Result<Value, NoJson> {
-    let s = scan(t).map_err(NoJson)?;
-    if !t[s.end..].trim().is_empty() && p.trailing_text == TrailingText::Reject {
-        return Err(NoJson(format!(
-            "text after the JSON value: `{}` (`trailing_text: reject`)",
-            crate::node::shorten(t[s.end..].trim())
-        )));
+fn parse_whole(t: &str, p: Policies) -> Result<Doc, NoJson> {
+    let trailing = |end: usize| {
+        if !t[end..].trim().is_empty() && p.trailing_text == TrailingText::Reject {
+            return Err(NoJson(format!(
+                "text after the JSON value: `{}` (`trailing_text: reject`)",
+                crate::node::shorten(t[end..].trim())
+            )));
+        }
+        Ok(())
+    };
+    if let Some((doc, end)) = parse_fast(t) {
+        trailing(end)?;
+        return Ok(doc);
     }
+    let s = scan(t).map_err(NoJson)?;
+    trailing(s.end)?;
     finish(&t[..s.end], &s, p)
 }
 
-/// Applies the key and NaN policies to a scanned value and parses it.
-fn finish(text: &str, s: &Scan, p: Policies) -> Result<Value, NoJson> {
+/// Applies the key and NaN policies to a scanned value and parses it (the slow path).
+fn finish(text: &str, s: &Scan, p: Policies) -> Result<Doc, NoJson> {
     if let (Some(k), DuplicateKeys::Reject) = (&s.duplicate, p.duplicate_keys) {
         return Err(NoJson(format!(
             "the key `{k}` appears twice in one object (`duplicate_keys: reject`)"
@@ -235,14 +257,16 @@ fn finish(text: &str, s: &Scan, p: Policies) -> Result<Value, NoJson> {
         rewritten = out;
         &rewritten
     };
-    serde_json::from_str(text).map_err(|e| NoJson(format!("invalid JSON: {e}")))
+    serde_json::from_str::<Value>(text)
+        .map(|v| Doc::from_value(&v))
+        .map_err(|e| NoJson(format!("invalid JSON: {e}")))
 }
 
 /// Top-level objects in prose, left to right, each parsed under the policies (a value found
 /// inside an earlier one is part of it, even when the outer one breaks a policy: wrapping a
 /// valid object in an invalid one must not smuggle it through); arrays only when there is no
 /// object, since prose is full of brackets (`see [1]`).
-fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
+fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
     let objects = search_from(answer, p, '{');
     if objects.is_empty() {
         search_from(answer, p, '[')
@@ -251,7 +275,7 @@ fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
     }
 }
 
-fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Value, NoJson>)> {
+fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Doc, NoJson>)> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut tries = 0;
@@ -260,6 +284,11 @@ fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Valu
         tries += 1;
         if tries > SEARCH_TRIES {
             break;
+        }
+        if let Some((doc, end)) = parse_fast(&answer[start..]) {
+            out.push((start, Ok(doc)));
+            i = start + end;
+            continue;
         }
         match scan(&answer[start..]) {
             Ok(s) => {
@@ -435,7 +464,9 @@ mod tests {
     }
 
     fn get(t: &str, p: Policies) -> Result<Value, String> {
-        extract(t, p).map(|(v, _)| v).map_err(|NoJson(m)| m)
+        extract(t, p)
+            .map(|(v, _)| v.root().to_value())
+            .map_err(|NoJson(m)| m)
     }
 
     #[test]
