@@ -367,7 +367,7 @@ impl JsonSchemaGrader {
         };
         if let Ok(c) = cache.read() {
             // The schema is compared too: a hash collision must not swap schemas.
-            if let Some((_, c)) = c.get(&key).and_then(|e| e.iter().find(|(s, _)| s == v)) {
+            if let Some((_, c)) = c.get(&key).and_then(|e| e.iter().find(|(s, _)| same(s, v))) {
                 return Ok(c.clone());
             }
         }
@@ -415,6 +415,29 @@ fn hash_value(v: &Value, h: &mut impl Hasher) {
                 hash_value(x, h);
             }
         }
+    }
+}
+
+/// Whether two schemas are the same document, keys in the same order and numbers written alike:
+/// enough to share a validator, and far cheaper than `Value`'s `==`, which looks every key up in
+/// the other map. Differently ordered equal schemas merely miss the cache (their hashes differ
+/// anyway).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => x.as_str() == y.as_str(),
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, x), (ky, y))| kx == ky && same(x, y))
+        }
+        _ => false,
     }
 }
 

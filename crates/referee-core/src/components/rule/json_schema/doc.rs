@@ -47,6 +47,24 @@ pub struct Doc {
     pool: String,
 }
 
+thread_local! {
+    /// The buffers of the last document dropped on this thread, reused by the next parse: one
+    /// answer after another, no allocation once they have grown.
+    static SPARE: std::cell::Cell<Option<(Vec<Entry>, String)>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for Doc {
+    fn drop(&mut self) {
+        if self.pool.capacity() > 0 && self.pool.capacity() <= (1 << 20) {
+            let mut entries = std::mem::take(&mut self.entries);
+            let mut pool = std::mem::take(&mut self.pool);
+            entries.clear();
+            pool.clear();
+            SPARE.set(Some((entries, pool)));
+        }
+    }
+}
+
 /// The representation marker for `jsonschema::options_for`.
 pub struct Tape;
 
@@ -56,6 +74,13 @@ const FAST_DEPTH: usize = 100;
 const SMALL_OBJECT: usize = 16;
 
 impl Doc {
+    fn with_capacity(bytes: usize) -> Doc {
+        let (mut entries, mut pool) = SPARE.take().unwrap_or_default();
+        entries.reserve(bytes / 6 + 4);
+        pool.reserve(bytes);
+        Doc { entries, pool }
+    }
+
     pub fn root(&self) -> Nd<'_> {
         Nd { doc: self, idx: 0 }
     }
@@ -124,10 +149,7 @@ pub fn parse_fast(t: &str) -> Option<(Doc, usize)> {
         b: t.as_bytes(),
         t,
         i: 0,
-        doc: Doc {
-            entries: Vec::with_capacity(t.len() / 6 + 4),
-            pool: String::with_capacity(t.len()),
-        },
+        doc: Doc::with_capacity(t.len().min(1 << 16)),
         frames: Vec::new(),
         keys: Vec::new(),
     };

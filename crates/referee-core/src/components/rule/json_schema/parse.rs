@@ -98,30 +98,32 @@ const SEARCH_TRIES: usize = 256;
 /// `json5` info string (spaces around allowed); it closes at the next line starting with
 /// ```` ``` ```` (indentation allowed). An unclosed fence is not a fence. A line scanner rather
 /// than a capturing regex: this runs on every answer that is not bare JSON.
-fn fences(text: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+type Fences = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
+
+fn fences(text: &str) -> Fences {
     let mut out = Vec::new();
-    if memchr::memmem::find(text.as_bytes(), b"```").is_none() {
-        return out;
-    }
+    let b = text.as_bytes();
     // (fence start, contents start, whether its info string says JSON). Fences of other
     // languages are tracked too, so their closing line is not taken for an opening one.
     let mut open: Option<(usize, usize, bool)> = None;
-    let mut pos = 0;
-    for line in text.split_inclusive('\n') {
-        let start = pos;
-        pos += line.len();
-        let body = line.trim_start_matches([' ', '\t']);
-        let Some(rest) = body.strip_prefix("```") else {
-            continue;
-        };
+    // Only the lines holding ```` ``` ```` are looked at: found by memmem, not line by line.
+    for at in memchr::memmem::find_iter(b, b"```") {
+        let mut start = at;
+        while start > 0 && matches!(b[start - 1], b' ' | b'\t') {
+            start -= 1;
+        }
+        if start > 0 && b[start - 1] != b'\n' {
+            continue; // not at the start of its line
+        }
+        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |e| at + e + 1);
         if let Some((f, c, json)) = open.take() {
             if json {
-                out.push((f..start + (line.len() - body.len()) + 3, c..start));
+                out.push((f..at + 3, c..start));
             }
-        } else if line.ends_with('\n') {
-            let info = rest.trim_matches([' ', '\t', '\r', '\n']);
+        } else if b[end - 1] == b'\n' {
+            let info = text[at + 3..end].trim_matches([' ', '\t', '\r', '\n']);
             let json = matches!(info, "" | "json" | "JSON" | "jsonc" | "json5");
-            open = Some((start, pos, json));
+            open = Some((start, end, json));
         }
     }
     out
@@ -129,7 +131,7 @@ fn fences(text: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
 
 /// The JSON value of the answer under the policies, and which mode found it.
 pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson> {
-    let mode = match p.extract {
+    let mut mode = match p.extract {
         Extract::Auto => {
             let t = answer.trim();
             // The fast path ends a value where the scanner would: when it parses, the scan
@@ -142,7 +144,7 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
             if let Some(s) = whole {
                 return finish(t, &s, p).map(|v| (v, "whole"));
             }
-            if fences(answer).is_empty() {
+            if memchr::memmem::find(answer.as_bytes(), b"```").is_none() {
                 Extract::Search
             } else {
                 Extract::Auto
@@ -150,6 +152,14 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
         }
         m => m,
     };
+    let fences = if matches!(mode, Extract::Fenced | Extract::Auto) {
+        fences(answer)
+    } else {
+        Vec::new()
+    };
+    if mode == Extract::Auto && fences.is_empty() {
+        mode = Extract::Search;
+    }
     let mut candidates: Vec<(usize, Result<Doc, NoJson>)> = match mode {
         Extract::Whole => {
             let t = answer.trim();
@@ -158,16 +168,20 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
             }
             return parse_whole(t, p).map(|v| (v, "whole"));
         }
-        Extract::Fenced => fenced(answer, p),
+        Extract::Fenced => fenced(answer, &fences, p),
         Extract::Search => search(answer, p),
         Extract::Auto => {
             // Fences, plus any JSON in the prose between them: a bare object beside the fenced
             // one is a second answer, not commentary.
-            let mut c = fenced(answer, p);
-            let mut outside = answer.to_string();
-            for (whole, _) in fences(answer) {
-                outside.replace_range(whole.clone(), &" ".repeat(whole.len()));
+            let mut c = fenced(answer, &fences, p);
+            let mut outside = String::with_capacity(answer.len());
+            let mut last = 0;
+            for (whole, _) in &fences {
+                outside.push_str(&answer[last..whole.start]);
+                outside.extend(std::iter::repeat_n(' ', whole.len()));
+                last = whole.end;
             }
+            outside.push_str(&answer[last..]);
             c.extend(search(&outside, p));
             c.sort_by_key(|(pos, _)| *pos);
             c
@@ -188,9 +202,9 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
     candidates.swap_remove(i).1.map(|v| (v, how))
 }
 
-fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
-    fences(answer)
-        .into_iter()
+fn fenced(answer: &str, fences: &Fences, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
+    fences
+        .iter()
         .map(|(_, c)| {
             let r = parse_whole(answer[c.clone()].trim(), p)
                 .map_err(|NoJson(e)| NoJson(format!("in the fenced block: {e}")));
