@@ -143,16 +143,18 @@ enum Source {
     Inline(Compiled),
     Item {
         template: Template,
-        /// Item schemas by their JSON text. Datasets reuse a few schemas across many rows, and
-        /// building a validator costs far more than running it.
+        /// Item schemas by their fingerprint, each checked in full on a hit. Datasets reuse a few
+        /// schemas across many rows, and building a validator costs far more than running it.
         cache: RwLock<HashMap<u64, SchemaBucket>>,
     },
 }
 
-/// Schemas sharing a hash, each with its validator.
+/// Schemas sharing a fingerprint, each with its validator.
 type SchemaBucket = Vec<(Value, Arc<Compiled>)>;
 
 const CACHE_MAX: usize = 1024;
+/// Schemas kept per fingerprint.
+const BUCKET_MAX: usize = 8;
 const MAX_VIOLATIONS: usize = 20;
 
 pub struct JsonSchemaGrader {
@@ -362,7 +364,7 @@ impl JsonSchemaGrader {
         };
         let key = {
             let mut h = foldhash::fast::FixedState::default().build_hasher();
-            hash_value(v, &mut h);
+            fingerprint(v, &mut h);
             h.finish()
         };
         if let Ok(c) = cache.read() {
@@ -380,40 +382,46 @@ impl JsonSchemaGrader {
             if cache.len() >= CACHE_MAX {
                 cache.clear();
             }
-            cache.entry(key).or_default().push((v.clone(), c.clone()));
+            let bucket = cache.entry(key).or_default();
+            if bucket.len() >= BUCKET_MAX {
+                bucket.remove(0); // bounds the walks a lookup can take
+            }
+            bucket.push((v.clone(), c.clone()));
         }
         Ok(c)
     }
 }
 
-/// A structural hash of a JSON value (the cache key of item schemas): one fast walk, no
-/// allocation. It runs on every row, so it must cost far less than building a validator.
-fn hash_value(v: &Value, h: &mut impl Hasher) {
-    match v {
-        Value::Null => h.write_u8(0),
-        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
-        Value::Number(n) => {
-            h.write_u8(3);
-            n.as_str().hash(h);
+/// The cache key of an item schema: a cheap fingerprint, not a hash of the whole schema (a
+/// full walk on every row cost as much as the comparison that must follow anyway). It reads the
+/// root's members (names, scalar values such as `title` or `$id`, container sizes) and the names
+/// one level down (the property names), so schemas that differ there land in different buckets;
+/// schemas that share a fingerprint share a bucket and are told apart by [`same`].
+fn fingerprint(v: &Value, h: &mut impl Hasher) {
+    fn scalar(v: &Value, h: &mut impl Hasher) {
+        match v {
+            Value::Null => h.write_u8(0),
+            Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+            Value::Number(n) => n.as_str().hash(h),
+            Value::String(s) => s.hash(h),
+            Value::Array(a) => h.write_usize(a.len()),
+            Value::Object(o) => h.write_usize(o.len()),
         }
-        Value::String(s) => {
-            h.write_u8(4);
-            s.hash(h);
-        }
-        Value::Array(a) => {
-            h.write_u8(5);
-            h.write_usize(a.len());
-            for x in a {
-                hash_value(x, h);
-            }
-        }
-        Value::Object(o) => {
-            h.write_u8(6);
-            h.write_usize(o.len());
-            for (k, x) in o {
+    }
+    const BUDGET: usize = 64;
+    let Value::Object(o) = v else {
+        return scalar(v, h);
+    };
+    h.write_usize(o.len());
+    let mut budget = BUDGET;
+    for (k, x) in o {
+        k.hash(h);
+        scalar(x, h);
+        if let Value::Object(inner) = x {
+            for k in inner.keys().take(budget) {
                 k.hash(h);
-                hash_value(x, h);
             }
+            budget = budget.saturating_sub(inner.len());
         }
     }
 }
@@ -593,6 +601,41 @@ mod tests {
         // A schema that merely has a property called `schema` stays as it is.
         let s = json!({"type": "object", "properties": {"schema": {"type": "object"}}});
         assert_eq!(unwrap_response_format(s.clone()), s);
+    }
+
+    #[test]
+    fn schemas_sharing_a_fingerprint_keep_their_own_validators() {
+        let spec = json!({"type": "json_schema", "require_all": false});
+        let p = Program::compile(&spec).unwrap();
+        let schema = |max: u64| json!({"type": "object", "properties": {"a": {"type": "integer", "maximum": max}}});
+        let key = |v: &Value| {
+            let mut h = foldhash::fast::FixedState::default().build_hasher();
+            fingerprint(v, &mut h);
+            h.finish()
+        };
+        assert_eq!(key(&schema(1)), key(&schema(5)));
+        assert!(!same(&schema(1), &schema(5)));
+        assert!(same(&schema(1), &schema(1)));
+        for _ in 0..2 {
+            for max in 0..(BUCKET_MAX as u64 + 3) {
+                for a in [max, max + 1] {
+                    let r = p.score(&Sample::new(
+                        &format!("{{\"a\": {a}}}"),
+                        json!({"schema": schema(max)}),
+                    ));
+                    assert_eq!(
+                        r.reward,
+                        Some(if a <= max { 1.0 } else { 0.0 }),
+                        "{max} {a}"
+                    );
+                }
+            }
+        }
+        // Key order and number spelling are part of the identity: never a wrong hit.
+        let ab = json!({"properties": {"a": {}, "b": {}}});
+        let ba = json!({"properties": {"b": {}, "a": {}}});
+        assert!(!same(&ab, &ba));
+        assert!(!same(&json!({"maximum": 1}), &json!({"maximum": 1.0})));
     }
 
     #[test]
