@@ -435,7 +435,7 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => x.as_str() == y.as_str(),
-        (Value::String(x), Value::String(y)) => x == y,
+        (Value::String(x), Value::String(y)) => same_str(x, y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
         }
@@ -443,10 +443,21 @@ fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len()
                 && x.iter()
                     .zip(y)
-                    .all(|((kx, x), (ky, y))| kx == ky && same(x, y))
+                    .all(|((kx, x), (ky, y))| same_str(kx, ky) && same(x, y))
         }
         _ => false,
     }
+}
+
+/// String equality without a `memcmp` call for the short strings schemas are made of.
+fn same_str(x: &str, y: &str) -> bool {
+    let (x, y) = (x.as_bytes(), y.as_bytes());
+    x.len() == y.len()
+        && if x.len() <= 16 {
+            x.iter().zip(y).all(|(a, b)| a == b)
+        } else {
+            x == y
+        }
 }
 
 impl SyncComponent for JsonSchemaGrader {

@@ -180,6 +180,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 struct Frame {
     entry: u32,
     count: u32,
+    obj: bool,
     /// Where this object's keys start in `Parser::keys`.
     keys_from: usize,
     /// Hashes of the keys, once the object has more than [`SMALL_OBJECT`].
@@ -192,8 +193,8 @@ struct Parser<'t> {
     i: usize,
     doc: Doc,
     frames: Vec<Frame>,
-    /// Entry indices of the keys of the open objects.
-    keys: Vec<u32>,
+    /// Pool ranges (offset, length) of the keys of the open objects.
+    keys: Vec<(u32, u32)>,
 }
 
 impl Parser<'_> {
@@ -220,6 +221,7 @@ impl Parser<'_> {
                     self.frames.push(Frame {
                         entry,
                         count: 0,
+                        obj,
                         keys_from: self.keys.len(),
                         hashes: None,
                     });
@@ -251,7 +253,7 @@ impl Parser<'_> {
                     return Some(());
                 };
                 f.count += 1;
-                let obj = self.doc.entries[f.entry as usize].tag == Tag::Obj;
+                let obj = f.obj;
                 self.ws();
                 match self.peek()? {
                     b',' => {
@@ -295,37 +297,34 @@ impl Parser<'_> {
         }
         self.i += 1;
         self.string(Tag::Str)?;
-        let idx = self.doc.entries.len() as u32 - 1;
-        let key = self.doc.str_at(&self.doc.entries[idx as usize]);
+        let e = self.doc.entries[self.doc.entries.len() - 1];
+        let pool = self.doc.pool.as_bytes();
+        let at = |off: u32, len: u32| &pool[off as usize..(off + len) as usize];
+        let key = at(e.off, e.len);
         // serde_json reads an object whose first key is its private token as a number.
-        if key.starts_with("$serde_json::private::") {
+        if key.starts_with(b"$serde_json::private::") {
             return None;
         }
         let f = self.frames.last_mut()?;
         let mine = &self.keys[f.keys_from..];
         if mine.len() < SMALL_OBJECT {
-            if mine
-                .iter()
-                .any(|&k| self.doc.str_at(&self.doc.entries[k as usize]) == key)
-            {
+            if mine.iter().any(|&(o, l)| l == e.len && at(o, l) == key) {
                 return None;
             }
         } else {
-            let hash = |s: &str| {
+            let hash = |s: &[u8]| {
                 use std::hash::BuildHasher;
                 foldhash::fast::FixedState::default().hash_one(s)
             };
-            let set = f.hashes.get_or_insert_with(|| {
-                mine.iter()
-                    .map(|&k| hash(self.doc.str_at(&self.doc.entries[k as usize])))
-                    .collect()
-            });
+            let set = f
+                .hashes
+                .get_or_insert_with(|| mine.iter().map(|&(o, l)| hash(at(o, l))).collect());
             // A hash seen before is a duplicate or a collision: either way, the slow path.
             if !set.insert(hash(key)) {
                 return None;
             }
         }
-        self.keys.push(idx);
+        self.keys.push((e.off, e.len));
         self.ws();
         if self.peek()? != b':' {
             return None;

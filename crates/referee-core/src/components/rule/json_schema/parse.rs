@@ -178,7 +178,14 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
             let mut last = 0;
             for (whole, _) in &fences {
                 outside.push_str(&answer[last..whole.start]);
-                outside.extend(std::iter::repeat_n(' ', whole.len()));
+                const SPACES: &str =
+                    "                                                                ";
+                let mut n = whole.len();
+                while n > 0 {
+                    let k = n.min(SPACES.len());
+                    outside.push_str(&SPACES[..k]);
+                    n -= k;
+                }
                 last = whole.end;
             }
             outside.push_str(&answer[last..]);
