@@ -807,6 +807,89 @@ mod tests {
         assert!(parse_fast(&t).is_none());
     }
 
+    /// The tape through the validator gives what serde_json's `Value` gives: verdicts, and
+    /// every error's path, keyword and message.
+    #[test]
+    fn validates_like_serde_json_values() {
+        let schemas = [
+            r#"{"type": "integer"}"#,
+            r#"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}"#,
+            r#"{"type": "number", "minimum": 0, "maximum": 1e300}"#,
+            r#"{"exclusiveMinimum": 0, "multipleOf": 0.01}"#,
+            r#"{"multipleOf": 3}"#,
+            r#"{"enum": [1, "a", null, true, [1, 2], {"k": 1.0}]}"#,
+            r#"{"const": {"a": [1, {"b": "c"}]}}"#,
+            r#"{"type": "array", "uniqueItems": true}"#,
+            r#"{"type": "array", "items": {"type": "string", "minLength": 2, "maxLength": 3}, "maxItems": 3}"#,
+            r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "^x+$"}, "b": {"type": "boolean"}}, "required": ["a", "b"], "additionalProperties": false}"#,
+            r#"{"type": "object", "propertyNames": {"maxLength": 2}, "minProperties": 1, "maxProperties": 2}"#,
+            r#"{"oneOf": [{"type": "string"}, {"type": "number"}], "not": {"const": 0}}"#,
+            r##"{"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}"##,
+            r#"{"type": "object", "patternProperties": {"^k": {"type": "integer"}}, "unevaluatedProperties": false}"#,
+            r#"{"type": "array", "prefixItems": [{"type": "integer"}], "contains": {"type": "null"}, "unevaluatedItems": false}"#,
+        ];
+        let instances = [
+            "1",
+            "1.0",
+            "1e2",
+            "-0",
+            "0",
+            "1.5",
+            "1e400",
+            "-1e400",
+            "0.07",
+            "12345678901234567890123",
+            "18446744073709551615",
+            "-9223372036854775809",
+            "\"a\"",
+            "\"xx\"",
+            "\"héé\"",
+            "\"🦀🦀\"",
+            "null",
+            "true",
+            "[]",
+            "[1, 1.0]",
+            "[1, 2]",
+            "[\"a\", \"a\"]",
+            "[\"ab\", \"abc\", \"a\"]",
+            "[{\"k\": 1}, {\"k\": 1.0}]",
+            "[1, null]",
+            "[1, null, 2]",
+            "{}",
+            "{\"a\": \"xx\", \"b\": true}",
+            "{\"a\": \"xy\", \"b\": 1, \"c\": 2}",
+            "{\"k\": 1.0}",
+            "{\"k1\": 2, \"x\": 1}",
+            "{\"a\": [1, {\"b\": \"c\"}]}",
+            "{\"next\": {\"next\": {\"next\": 1}}}",
+            "{\"abc\": 1}",
+        ];
+        for s in schemas {
+            let schema: Value = serde_json::from_str(s).unwrap();
+            let by_value = jsonschema::options().build(&schema).unwrap();
+            let by_tape = jsonschema::options_for::<Tape>().build(&schema).unwrap();
+            for t in instances {
+                let v: Value = serde_json::from_str(t).unwrap();
+                let (doc, _) = parse_fast(t).unwrap();
+                assert_eq!(
+                    by_value.is_valid(&v),
+                    by_tape.is_valid(doc.root()),
+                    "{s} on {t}"
+                );
+                let show = |e: jsonschema::ValidationError<'_>| {
+                    (
+                        e.instance_path().to_string(),
+                        e.kind().keyword().to_string(),
+                        e.to_string(),
+                    )
+                };
+                let a: Vec<_> = by_value.iter_errors(&v).map(show).collect();
+                let b: Vec<_> = by_tape.iter_errors(doc.root()).map(show).collect();
+                assert_eq!(a, b, "{s} on {t}");
+            }
+        }
+    }
+
     #[test]
     fn ends_where_the_value_ends() {
         assert_eq!(parse_fast(r#"{"a": "}"} x"#).map(|(_, e)| e), Some(10));

@@ -10,7 +10,7 @@
 //! the validator reads, and hands over to the scanner and serde_json only when the answer breaks
 //! a rule or a policy has to decide (see `doc.rs`).
 
-use super::doc::{parse_fast, Doc};
+use super::doc::Doc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -83,6 +83,21 @@ pub struct Policies {
     pub duplicate_keys: DuplicateKeys,
     pub nan_infinity: NanInfinity,
     pub trailing_text: TrailingText,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests turn the fast path off to compare it with the path it short-cuts.
+    static SLOW_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The fast path (see `doc.rs`): `None` leaves the value to the scanner and serde_json.
+fn parse_fast(t: &str) -> Option<(Doc, usize)> {
+    #[cfg(test)]
+    if SLOW_ONLY.get() {
+        return None;
+    }
+    super::doc::parse_fast(t)
 }
 
 /// Why no JSON value could be taken from the answer: the policy's fault, so it scores 0.
@@ -564,6 +579,256 @@ mod tests {
             get(r#"{"a": 1} trailing"#, allow).unwrap(),
             serde_json::json!({"a": 1})
         );
+    }
+
+    /// What `extract` gives, comparable across the two paths.
+    fn both(t: &str, p: Policies) -> [Result<(Value, &'static str), String>; 2] {
+        [false, true].map(|slow| {
+            SLOW_ONLY.set(slow);
+            let r = extract(t, p)
+                .map(|(d, m)| (d.root().to_value(), m))
+                .map_err(|NoJson(m)| m);
+            SLOW_ONLY.set(false);
+            r
+        })
+    }
+
+    fn all_policies() -> Vec<Policies> {
+        let mut out = Vec::new();
+        for extract in [
+            Extract::Auto,
+            Extract::Whole,
+            Extract::Fenced,
+            Extract::Search,
+        ] {
+            for multiple in [Multiple::Reject, Multiple::First, Multiple::Last] {
+                for duplicate_keys in [DuplicateKeys::Reject, DuplicateKeys::LastWins] {
+                    for nan_infinity in [NanInfinity::Reject, NanInfinity::Null] {
+                        for trailing_text in [TrailingText::Reject, TrailingText::Allow] {
+                            out.push(Policies {
+                                extract,
+                                multiple,
+                                duplicate_keys,
+                                nan_infinity,
+                                trailing_text,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The edges the fast parser adds, under every policy: the same value, or the same refusal
+    /// with the same message, as the scanner + serde_json path it short-cuts.
+    #[test]
+    fn fast_path_agrees_with_the_slow_path_on_edges() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let cases = [
+            r#"{"a": 1}"#.to_string(),
+            r#"{"k\u0065y": 1, "key": 2}"#.to_string(),
+            r#"{"k\u0065y": 1, "kez": "\u00e9\n\"\\\/"}"#.to_string(),
+            r#"{"a": "\ud800"}"#.to_string(),
+            r#"{"a": "\udc00"}"#.to_string(),
+            r#"{"a": "\ud83e\udd80"}"#.to_string(),
+            r#"{"a": "\ud800\u0041"}"#.to_string(),
+            r#"{"\ud800": 1}"#.to_string(),
+            "[1e400, -1E-400, -0, 0.0, 123456789012345678901234567890, 1.0e+2]".to_string(),
+            "1e400".to_string(),
+            "-0".to_string(),
+            "[01]".to_string(),
+            "[1.]".to_string(),
+            "{\"a\": \"\u{1}\"}".to_string(),
+            r#"{"a": NaN, "b": -Infinity}"#.to_string(),
+            r#"{"a": 1, "a": 2}"#.to_string(),
+            r#"{"$serde_json::private::Number": "12"}"#.to_string(),
+            r#"{"a": tru}"#.to_string(),
+            "12abc".to_string(),
+            "\"s\" tail".to_string(),
+            "true false".to_string(),
+            deep(99),
+            deep(100),
+            deep(101),
+            deep(127),
+            deep(128),
+            deep(129),
+            format!("Sure:\n```json\n{}\n```\nand {{\"b\": 2}}", r#"{"a": 1}"#),
+            "Here {\"a\": 1} and [2] then {\"a\": 1, \"a\": 3}".to_string(),
+            "```json\n{\"a\": 1} trailing\n```".to_string(),
+            "x {\"a\": [1, 2} y {\"b\": 1}".to_string(),
+            "é {\"é\": \"ü\"} ü".to_string(),
+        ];
+        for t in &cases {
+            for p in all_policies() {
+                let [fast, slow] = both(t, p);
+                assert_eq!(fast, slow, "{t:?} under {p:?}");
+            }
+        }
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn scalar() -> impl Strategy<Value = String> {
+            let atoms = [
+                "null",
+                "true",
+                "false",
+                "tru",
+                "nul",
+                "NaN",
+                "Infinity",
+                "-Infinity",
+                "0",
+                "-0",
+                "1",
+                "-1",
+                "01",
+                "1.",
+                "1.5",
+                "-2.25e-3",
+                "1e400",
+                "-1E-400",
+                "1E+2",
+                ".5",
+                "+1",
+                "0.0",
+                "1.0",
+                "123456789012345678901234567890",
+                "18446744073709551616",
+                "-",
+                "1e",
+                "--1",
+            ];
+            let chars = [
+                "a",
+                "b",
+                "é",
+                "\\u0061",
+                "\\ud800",
+                "\\udc00",
+                "\\ud83e\\udd80",
+                "\\n",
+                "\\\"",
+                "\\\\",
+                "\\/",
+                "\\x",
+                "\\u12",
+                "\u{1}",
+                " ",
+                "{",
+                "}",
+                "[",
+                ",",
+                ":",
+                "`",
+            ];
+            prop_oneof![
+                proptest::sample::select(atoms.to_vec()).prop_map(str::to_string),
+                proptest::collection::vec(proptest::sample::select(chars.to_vec()), 0..5)
+                    .prop_map(|c| format!("\"{}\"", c.concat())),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            let keys = [
+                "\"a\"",
+                "\"b\"",
+                "\"\\u0061\"",
+                "\"é\"",
+                "\"\"",
+                "\"a\\n\"",
+                "\"$serde_json::private::Number\"",
+                "a",
+            ];
+            let ws = [""; 1]
+                .into_iter()
+                .chain([" ", "\n", "\t", "  \r\n"])
+                .collect::<Vec<_>>();
+            let ws2 = ws.clone();
+            scalar().prop_recursive(5, 48, 6, move |inner| {
+                let ws = ws2.clone();
+                prop_oneof![
+                    (
+                        proptest::collection::vec(inner.clone(), 0..6),
+                        proptest::sample::select(ws.clone()),
+                        any::<bool>()
+                    )
+                        .prop_map(|(items, w, comma)| {
+                            let mut s = format!("[{w}{}", items.join(&format!(",{w}")));
+                            if comma && !items.is_empty() {
+                                s.push(',');
+                            }
+                            s + "]"
+                        }),
+                    (
+                        proptest::collection::vec(
+                            (proptest::sample::select(keys.to_vec()), inner),
+                            0..6
+                        ),
+                        proptest::sample::select(ws.clone())
+                    )
+                        .prop_map(|(members, w)| {
+                            let m: Vec<String> = members
+                                .iter()
+                                .map(|(k, v)| format!("{k}{w}:{w}{v}"))
+                                .collect();
+                            format!("{{{w}{}{w}}}", m.join(","))
+                        }),
+                ]
+            })
+        }
+
+        fn answer() -> impl Strategy<Value = String> {
+            let around = [
+                "",
+                " ",
+                "Sure: ",
+                "\n```json\n",
+                "\n```\n",
+                " tail",
+                "```",
+                "x ",
+            ];
+            proptest::collection::vec(
+                prop_oneof![
+                    3 => value(),
+                    1 => proptest::sample::select(around.to_vec()).prop_map(str::to_string)
+                ],
+                1..5,
+            )
+            .prop_map(|parts| parts.concat())
+        }
+
+        fn policies() -> impl Strategy<Value = Policies> {
+            proptest::sample::select(all_policies())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+            /// The fast parser's contract, on its own: when it answers, the scanner ends the
+            /// value at the same place with nothing to report, and serde_json reads the same value.
+            #[test]
+            fn fast_parser_matches_serde_json(t in value()) {
+                if let Some((doc, end)) = super::super::super::doc::parse_fast(&t) {
+                    let s = scan(&t).expect("the scanner accepts it too");
+                    prop_assert_eq!(s.end, end);
+                    prop_assert!(s.duplicate.is_none() && s.non_finite.is_empty());
+                    let v: Value = serde_json::from_str(&t[..end]).expect("serde_json accepts it");
+                    prop_assert_eq!(doc.root().to_value(), v);
+                }
+            }
+
+            /// Whole answers under every policy: the fast path never changes what `extract` gives.
+            #[test]
+            fn extract_is_unchanged_by_the_fast_path(t in answer(), p in policies()) {
+                let [fast, slow] = both(&t, p);
+                prop_assert_eq!(fast, slow);
+            }
+        }
     }
 
     #[test]
