@@ -145,12 +145,12 @@ enum Source {
         template: Template,
         /// Item schemas by their fingerprint, each checked in full on a hit. Datasets reuse a few
         /// schemas across many rows, and building a validator costs far more than running it.
-        cache: RwLock<HashMap<u64, SchemaBucket>>,
+        cache: RwLock<HashMap<u64, SchemaBucket, foldhash::fast::FixedState>>,
     },
 }
 
 /// Schemas sharing a fingerprint, each with its validator.
-type SchemaBucket = Vec<(Value, Arc<Compiled>)>;
+type SchemaBucket = Vec<(Flat, Arc<Compiled>)>;
 
 const CACHE_MAX: usize = 1024;
 /// Schemas kept per fingerprint.
@@ -217,7 +217,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 fn item_source(template: Template) -> Source {
     Source::Item {
         template,
-        cache: RwLock::new(HashMap::new()),
+        cache: RwLock::new(HashMap::default()),
     }
 }
 
@@ -369,7 +369,10 @@ impl JsonSchemaGrader {
         };
         if let Ok(c) = cache.read() {
             // The schema is compared too: a hash collision must not swap schemas.
-            if let Some((_, c)) = c.get(&key).and_then(|e| e.iter().find(|(s, _)| same(s, v))) {
+            if let Some((_, c)) = c
+                .get(&key)
+                .and_then(|e| e.iter().find(|(f, _)| f.matches(v)))
+            {
                 return Ok(c.clone());
             }
         }
@@ -386,7 +389,7 @@ impl JsonSchemaGrader {
             if bucket.len() >= BUCKET_MAX {
                 bucket.remove(0); // bounds the walks a lookup can take
             }
-            bucket.push((v.clone(), c.clone()));
+            bucket.push((Flat::of(v), c.clone()));
         }
         Ok(c)
     }
@@ -396,7 +399,7 @@ impl JsonSchemaGrader {
 /// full walk on every row cost as much as the comparison that must follow anyway). It reads the
 /// root's members (names, scalar values such as `title` or `$id`, container sizes) and the names
 /// one level down (the property names), so schemas that differ there land in different buckets;
-/// schemas that share a fingerprint share a bucket and are told apart by [`same`].
+/// schemas that share a fingerprint share a bucket and are told apart by [`Flat::matches`].
 fn fingerprint(v: &Value, h: &mut impl Hasher) {
     fn scalar(v: &Value, h: &mut impl Hasher) {
         match v {
@@ -426,32 +429,101 @@ fn fingerprint(v: &Value, h: &mut impl Hasher) {
     }
 }
 
-/// Whether two schemas are the same document, keys in the same order and numbers written alike:
-/// enough to share a validator, and far cheaper than `Value`'s `==`, which looks every key up in
-/// the other map. Differently ordered equal schemas merely miss the cache (their hashes differ
-/// anyway).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Null, Value::Null) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Number(x), Value::Number(y)) => x.as_str() == y.as_str(),
-        (Value::String(x), Value::String(y)) => same_str(x, y),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+/// A cached schema, flattened for comparison: its nodes in order in one buffer (a tag, then a
+/// length and bytes for text, a length for containers), so checking a row's schema against it
+/// reads one side sequentially. Keys in the same order and numbers written alike: enough to share
+/// a validator, and far cheaper than `Value`'s `==`, which looks every key up in the other map.
+/// Differently ordered equal schemas merely miss the cache (their fingerprints may differ anyway).
+struct Flat(Vec<u8>);
+
+impl Flat {
+    fn of(v: &Value) -> Flat {
+        fn len(out: &mut Vec<u8>, n: usize) {
+            out.extend_from_slice(&(n as u64).to_le_bytes());
         }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((kx, x), (ky, y))| same_str(kx, ky) && same(x, y))
+        fn text(out: &mut Vec<u8>, s: &str) {
+            len(out, s.len());
+            out.extend_from_slice(s.as_bytes());
         }
-        _ => false,
+        fn add(out: &mut Vec<u8>, v: &Value) {
+            match v {
+                Value::Null => out.push(0),
+                Value::Bool(b) => out.push(1 + u8::from(*b)),
+                Value::Number(n) => {
+                    out.push(3);
+                    text(out, n.as_str());
+                }
+                Value::String(s) => {
+                    out.push(4);
+                    text(out, s);
+                }
+                Value::Array(a) => {
+                    out.push(5);
+                    len(out, a.len());
+                    a.iter().for_each(|x| add(out, x));
+                }
+                Value::Object(o) => {
+                    out.push(6);
+                    len(out, o.len());
+                    for (k, x) in o {
+                        text(out, k);
+                        add(out, x);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        add(&mut out, v);
+        Flat(out)
+    }
+
+    /// Whether `v` is the schema this was made of (the encoding is prefix-free: lengths first).
+    fn matches(&self, v: &Value) -> bool {
+        let mut at = 0;
+        matches_at(&self.0, &mut at, v) && at == self.0.len()
     }
 }
 
-/// String equality without a `memcmp` call for the short strings schemas are made of.
-fn same_str(x: &str, y: &str) -> bool {
-    let (x, y) = (x.as_bytes(), y.as_bytes());
+fn matches_at(f: &[u8], at: &mut usize, v: &Value) -> bool {
+    fn tag(f: &[u8], at: &mut usize, t: u8) -> bool {
+        let ok = f.get(*at) == Some(&t);
+        *at += 1;
+        ok
+    }
+    fn len(f: &[u8], at: &mut usize, n: usize) -> bool {
+        let ok = f.get(*at..*at + 8) == Some(&(n as u64).to_le_bytes()[..]);
+        *at += 8;
+        ok
+    }
+    fn text(f: &[u8], at: &mut usize, s: &str) -> bool {
+        if !len(f, at, s.len()) {
+            return false;
+        }
+        let ok = f
+            .get(*at..*at + s.len())
+            .is_some_and(|b| same_bytes(b, s.as_bytes()));
+        *at += s.len();
+        ok
+    }
+    match v {
+        Value::Null => tag(f, at, 0),
+        Value::Bool(b) => tag(f, at, 1 + u8::from(*b)),
+        Value::Number(n) => tag(f, at, 3) && text(f, at, n.as_str()),
+        Value::String(s) => tag(f, at, 4) && text(f, at, s),
+        Value::Array(a) => {
+            tag(f, at, 5) && len(f, at, a.len()) && a.iter().all(|x| matches_at(f, at, x))
+        }
+        Value::Object(o) => {
+            tag(f, at, 6)
+                && len(f, at, o.len())
+                && o.iter()
+                    .all(|(k, x)| text(f, at, k) && matches_at(f, at, x))
+        }
+    }
+}
+
+/// Byte equality without a `memcmp` call for the short strings schemas are made of.
+fn same_bytes(x: &[u8], y: &[u8]) -> bool {
     x.len() == y.len()
         && if x.len() <= 16 {
             x.iter().zip(y).all(|(a, b)| a == b)
@@ -625,8 +697,10 @@ mod tests {
             h.finish()
         };
         assert_eq!(key(&schema(1)), key(&schema(5)));
-        assert!(!same(&schema(1), &schema(5)));
-        assert!(same(&schema(1), &schema(1)));
+        assert!(!Flat::of(&schema(1)).matches(&schema(5)));
+        assert!(Flat::of(&schema(1)).matches(&schema(1)));
+        assert!(!Flat::of(&json!([1])).matches(&json!([1, 1])));
+        assert!(!Flat::of(&json!({"a": "bc"})).matches(&json!({"ab": "c"})));
         for _ in 0..2 {
             for max in 0..(BUCKET_MAX as u64 + 3) {
                 for a in [max, max + 1] {
@@ -645,8 +719,8 @@ mod tests {
         // Key order and number spelling are part of the identity: never a wrong hit.
         let ab = json!({"properties": {"a": {}, "b": {}}});
         let ba = json!({"properties": {"b": {}, "a": {}}});
-        assert!(!same(&ab, &ba));
-        assert!(!same(&json!({"maximum": 1}), &json!({"maximum": 1.0})));
+        assert!(!Flat::of(&ab).matches(&ba));
+        assert!(!Flat::of(&json!({"maximum": 1})).matches(&json!({"maximum": 1.0})));
     }
 
     #[test]
