@@ -491,7 +491,10 @@ fn matches_at(f: &[u8], at: &mut usize, v: &Value) -> bool {
         ok
     }
     fn len(f: &[u8], at: &mut usize, n: usize) -> bool {
-        let ok = f.get(*at..*at + 8) == Some(&(n as u64).to_le_bytes()[..]);
+        let ok = f
+            .get(*at..*at + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .is_some_and(|b| u64::from_le_bytes(b) == n as u64);
         *at += 8;
         ok
     }

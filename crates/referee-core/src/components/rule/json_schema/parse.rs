@@ -115,6 +115,10 @@ const SEARCH_TRIES: usize = 256;
 /// than a capturing regex: this runs on every answer that is not bare JSON.
 type Fences = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
 
+/// Finds ```` ``` ````; built once, not per answer.
+static TICKS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"```"));
+
 fn fences(text: &str) -> Fences {
     let mut out = Vec::new();
     let b = text.as_bytes();
@@ -122,7 +126,7 @@ fn fences(text: &str) -> Fences {
     // languages are tracked too, so their closing line is not taken for an opening one.
     let mut open: Option<(usize, usize, bool)> = None;
     // Only the lines holding ```` ``` ```` are looked at: found by memmem, not line by line.
-    for at in memchr::memmem::find_iter(b, b"```") {
+    for at in TICKS.find_iter(b) {
         let mut start = at;
         while start > 0 && matches!(b[start - 1], b' ' | b'\t') {
             start -= 1;
@@ -159,7 +163,7 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
             if let Some(s) = whole {
                 return finish(t, &s, p).map(|v| (v, "whole"));
             }
-            if memchr::memmem::find(answer.as_bytes(), b"```").is_none() {
+            if TICKS.find(answer.as_bytes()).is_none() {
                 Extract::Search
             } else {
                 Extract::Auto
