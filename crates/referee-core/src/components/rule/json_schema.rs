@@ -740,3 +740,47 @@ mod tests {
         assert_eq!(r, Some(1.0));
     }
 }
+
+/// In-process timing of `Program::score` on the bench rows (`benches/json_schema/compare.py`
+/// writes them): steadier than the CLI's wall-time differences on a shared machine.
+/// `cargo test --release -p referee-core --lib json_schema::timing -- --ignored --nocapture`
+#[cfg(test)]
+mod timing {
+    use crate::input::InputMapping;
+    use crate::Program;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn score_rows() {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/data/");
+        let read = |f: &str| std::fs::read_to_string(format!("{data}{f}"));
+        for (scenario, spec) in [
+            ("inline", read("json_schema_inline.yaml")),
+            ("item", read("../json_schema/spec.yaml")),
+        ] {
+            let (Ok(spec), Ok(rows)) = (spec, read(&format!("json_schema_{scenario}_rows.jsonl")))
+            else {
+                eprintln!("no bench rows: run benches/json_schema/compare.py first");
+                return;
+            };
+            let p = Program::compile_str(&spec).unwrap();
+            let m = InputMapping::default();
+            let samples: Vec<_> = rows.lines().map(|l| m.parse_line(l).unwrap()).collect();
+            let mut best = f64::MAX;
+            for _ in 0..15 {
+                // Each row freshly copied, untimed, as the CLI parses it just before scoring:
+                // walking 20,000 rows left cold in memory would time cache misses instead.
+                let mut spent = std::time::Duration::ZERO;
+                for s in &samples {
+                    let s = s.clone();
+                    let t = Instant::now();
+                    std::hint::black_box(p.score(&s));
+                    spent += t.elapsed();
+                }
+                best = best.min(spent.as_secs_f64() / samples.len() as f64);
+            }
+            eprintln!("{scenario}: {:.3} us/row (best of 15)", best * 1e6);
+        }
+    }
+}

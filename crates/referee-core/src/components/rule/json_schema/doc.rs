@@ -386,6 +386,7 @@ impl Parser<'_> {
         let mut run = self.i;
         let mut i = self.i;
         loop {
+            i = plain_run(b, i);
             let c = *b.get(i)?;
             match c {
                 b'"' => {
@@ -436,6 +437,26 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// Skips the bytes of a string that need no attention (not `"`, `\\` or a control
+/// character), eight at a time.
+fn plain_run(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The lowest flagged byte of each test is exact (borrows only run upwards).
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    while let Some(w) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+        let hit = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if hit != 0 {
+            return i + (hit.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
 }
 
 fn hex4(h: &[u8]) -> Option<u32> {
@@ -886,6 +907,35 @@ mod tests {
                 let a: Vec<_> = by_value.iter_errors(&v).map(show).collect();
                 let b: Vec<_> = by_tape.iter_errors(doc.root()).map(show).collect();
                 assert_eq!(a, b, "{s} on {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn plain_runs_stop_at_the_first_special_byte() {
+        for t in [
+            "abcdefghijklmnop\"",
+            "abcdefgh\\ijk",
+            "abcdefghi\u{1f}",
+            "ééééééé\"x",
+            "abc\"",
+            "",
+            "abcdefgh",
+            "a\u{7f}\u{80}bcdefghijk\"",
+            "\u{20}\u{21}\u{1f}zzzzzzzz",
+        ] {
+            let b = t.as_bytes();
+            let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            let got = plain_run(b, 0);
+            match want {
+                // The skip may stop early (a partial last word) but never past the byte.
+                Some(w) => assert!(got <= w && b[got..w].iter().all(|&c| c >= 0x20), "{t:?}"),
+                None => assert!(got <= b.len(), "{t:?}"),
+            }
+            if let Some(w) = want {
+                if w + 8 <= b.len() || w < b.len() - b.len() % 8 {
+                    assert_eq!(got, w, "{t:?}");
+                }
             }
         }
     }
