@@ -460,7 +460,9 @@ impl Flat {
                 Value::Array(a) => {
                     out.push(5);
                     len(out, a.len());
-                    a.iter().for_each(|x| add(out, x));
+                    for x in a {
+                        add(out, x);
+                    }
                 }
                 Value::Object(o) => {
                     out.push(6);
@@ -708,7 +710,7 @@ mod tests {
             for max in 0..(BUCKET_MAX as u64 + 3) {
                 for a in [max, max + 1] {
                     let r = p.score(&Sample::new(
-                        &format!("{{\"a\": {a}}}"),
+                        format!("{{\"a\": {a}}}"),
                         json!({"schema": schema(max)}),
                     ));
                     assert_eq!(
@@ -747,6 +749,7 @@ mod tests {
 #[cfg(test)]
 mod timing {
     use crate::input::InputMapping;
+    use crate::sample::Sample;
     use crate::Program;
     use std::time::Instant;
 
@@ -773,7 +776,7 @@ mod timing {
                 // walking 20,000 rows left cold in memory would time cache misses instead.
                 let mut spent = std::time::Duration::ZERO;
                 for s in &samples {
-                    let s = s.clone();
+                    let s = Sample::new(s.output_text.clone(), s.item.clone());
                     let t = Instant::now();
                     std::hint::black_box(p.score(&s));
                     spent += t.elapsed();

@@ -125,7 +125,9 @@ impl Doc {
             Value::String(s) => self.push_str(Tag::Str, s),
             Value::Array(a) => {
                 let i = self.push(Tag::Arr, 0, a.len());
-                a.iter().for_each(|x| self.add_value(x));
+                for x in a {
+                    self.add_value(x);
+                }
                 self.entries[i as usize].next = self.entries.len() as u32;
             }
             Value::Object(o) => {
@@ -497,7 +499,7 @@ impl<'a> Nd<'a> {
             .map(|(_, v)| v)
     }
 
-    pub fn to_value(&self) -> Value {
+    pub fn value(self) -> Value {
         let e = self.entry();
         match e.tag {
             Tag::Null => Value::Null,
@@ -505,11 +507,11 @@ impl<'a> Nd<'a> {
             Tag::True => Value::Bool(true),
             Tag::Num => Value::Number(num(self.text())),
             Tag::Str => Value::String(self.text().to_string()),
-            Tag::Arr => Value::Array(Elements::of(*self).map(|x| x.to_value()).collect()),
+            Tag::Arr => Value::Array(Elements::of(self).map(Nd::value).collect()),
             Tag::Obj => Value::Object(
-                Obj(*self)
+                Obj(self)
                     .members()
-                    .map(|(k, v)| (k.to_string(), v.to_value()))
+                    .map(|(k, v)| (k.to_string(), v.value()))
                     .collect::<Map<_, _>>(),
             ),
         }
@@ -629,9 +631,8 @@ impl<'a> Node<'a, Tape> for Nd<'a> {
     fn equals_value(&self, expected: &Value) -> bool {
         match (self.entry().tag, expected) {
             (Tag::Str, Value::String(s)) => self.text() == s,
-            (Tag::Str, _) => false,
             (Tag::Num, Value::Number(n)) => cmp::equal_numbers(&Num(self.text()), n),
-            (Tag::Num, _) => false,
+            (Tag::Str | Tag::Num, _) => false,
             (Tag::Null, v) => v.is_null(),
             (Tag::True, v) => v == &Value::Bool(true),
             (Tag::False, v) => v == &Value::Bool(false),
@@ -639,7 +640,7 @@ impl<'a> Node<'a, Tape> for Nd<'a> {
         }
     }
     fn to_value(&self) -> Cow<'a, Value> {
-        Cow::Owned(Nd::to_value(self))
+        Cow::Owned(self.value())
     }
     fn identity(&self) -> Option<NodeIdentity> {
         Some(NodeIdentity::tagged(
@@ -747,7 +748,7 @@ impl<'a> Array<'a, Tape> for Arr<'a> {
             let mut seen = std::collections::HashSet::with_capacity(self.len());
             return self.elements().all(|e| seen.insert(e.text()));
         }
-        let values: Vec<Value> = self.elements().map(|e| Nd::to_value(&e)).collect();
+        let values: Vec<Value> = self.elements().map(Nd::value).collect();
         unique::is_unique(&values)
     }
 }
@@ -761,7 +762,7 @@ mod tests {
         match parse_fast(t) {
             Some((doc, end)) => {
                 let v: Value = serde_json::from_str(&t[..end]).expect("serde_json accepts it");
-                assert_eq!(doc.root().to_value(), v, "{t:?}");
+                assert_eq!(doc.root().value(), v, "{t:?}");
                 true
             }
             None => false,

@@ -115,6 +115,9 @@ const SEARCH_TRIES: usize = 256;
 /// than a capturing regex: this runs on every answer that is not bare JSON.
 type Fences = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
 
+/// Blanks for the fences cut out of the prose, pushed in chunks.
+const SPACES: &str = "                                                                ";
+
 /// Finds ```` ``` ````; built once, not per answer.
 static TICKS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"```"));
@@ -197,8 +200,6 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson>
             let mut last = 0;
             for (whole, _) in &fences {
                 outside.push_str(&answer[last..whole.start]);
-                const SPACES: &str =
-                    "                                                                ";
                 let mut n = whole.len();
                 while n > 0 {
                     let k = n.min(SPACES.len());
@@ -505,7 +506,7 @@ mod tests {
 
     fn get(t: &str, p: Policies) -> Result<Value, String> {
         extract(t, p)
-            .map(|(v, _)| v.root().to_value())
+            .map(|(v, _)| v.root().value())
             .map_err(|NoJson(m)| m)
     }
 
@@ -590,7 +591,7 @@ mod tests {
         [false, true].map(|slow| {
             SLOW_ONLY.set(slow);
             let r = extract(t, p)
-                .map(|(d, m)| (d.root().to_value(), m))
+                .map(|(d, m)| (d.root().value(), m))
                 .map_err(|NoJson(m)| m);
             SLOW_ONLY.set(false);
             r
@@ -822,7 +823,7 @@ mod tests {
                     prop_assert_eq!(s.end, end);
                     prop_assert!(s.duplicate.is_none() && s.non_finite.is_empty());
                     let v: Value = serde_json::from_str(&t[..end]).expect("serde_json accepts it");
-                    prop_assert_eq!(doc.root().to_value(), v);
+                    prop_assert_eq!(doc.root().value(), v);
                 }
             }
 
