@@ -62,7 +62,7 @@ use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
 use crate::text::reasoning::Reasoning;
-use doc::{Doc, Tape};
+use doc::{same_bytes, Doc, Tape};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use parse::{DuplicateKeys, Extract, Multiple, NanInfinity, NoJson, Policies, TrailingText};
@@ -525,16 +525,6 @@ fn matches_at(f: &[u8], at: &mut usize, v: &Value) -> bool {
                     .all(|(k, x)| text(f, at, k) && matches_at(f, at, x))
         }
     }
-}
-
-/// Byte equality without a `memcmp` call for the short strings schemas are made of.
-fn same_bytes(x: &[u8], y: &[u8]) -> bool {
-    x.len() == y.len()
-        && if x.len() <= 16 {
-            x.iter().zip(y).all(|(a, b)| a == b)
-        } else {
-            x == y
-        }
 }
 
 impl SyncComponent for JsonSchemaGrader {

@@ -310,7 +310,10 @@ impl Parser<'_> {
         let f = self.frames.last_mut()?;
         let mine = &self.keys[f.keys_from..];
         if mine.len() < SMALL_OBJECT {
-            if mine.iter().any(|&(o, l)| l == e.len && at(o, l) == key) {
+            if mine
+                .iter()
+                .any(|&(o, l)| l == e.len && same_bytes(at(o, l), key))
+            {
                 return None;
             }
         } else {
@@ -461,6 +464,16 @@ fn plain_run(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Byte equality without a `memcmp` call for short keys, which is what objects are looked up by.
+pub(super) fn same_bytes(x: &[u8], y: &[u8]) -> bool {
+    x.len() == y.len()
+        && if x.len() <= 16 {
+            x.iter().zip(y).all(|(a, b)| a == b)
+        } else {
+            x == y
+        }
+}
+
 fn hex4(h: &[u8]) -> Option<u32> {
     let mut n = 0;
     for &c in h {
@@ -495,7 +508,7 @@ impl<'a> Nd<'a> {
     pub fn member(&self, name: &str) -> Option<Nd<'a>> {
         Obj(*self)
             .members()
-            .find(|(k, _)| *k == name)
+            .find(|(k, _)| same_bytes(k.as_bytes(), name.as_bytes()))
             .map(|(_, v)| v)
     }
 
@@ -685,7 +698,9 @@ impl<'a> Object<'a, Tape> for Obj<'a> {
         self.0.entry().len as usize
     }
     fn get(&self, key: &String) -> Option<Nd<'a>> {
-        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.members()
+            .find(|(k, _)| same_bytes(k.as_bytes(), key.as_bytes()))
+            .map(|(_, v)| v)
     }
     fn members(&self) -> Members<'a> {
         Members {
