@@ -11,6 +11,9 @@ throughput on one core and per-row agreement.
   referee scoring  n / (wall(spec, -j 1) - wall(const spec, -j 1)): the scoring-only rate,
                    like for like with `python rewards` (the const spec does all the CLI's work
                    except grading). Median of the per-run differences.
+  ... (CPU)        the same two figures from CPU time (user + system of the child; the anchor's
+                   process_time) instead of wall time: on a machine shared with other jobs the
+                   wall-time difference swings with the load, CPU time much less.
 Runs are interleaved; figures are medians over --runs; ratios are of medians from this run.
 
 The anchor runs in a venv under ~/.cache/referee/bench-venv (created here with the pinned
@@ -19,7 +22,7 @@ benches/data/ (git-ignored).
 
 Usage: python3 benches/json_schema/compare.py [--n 20000] [--runs 5] [--build auto|never]
 """
-import argparse, json, os, statistics, subprocess, sys, time
+import argparse, json, os, resource, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -40,12 +43,15 @@ def venv_python():
 
 def referee(binary, spec, rows, out="/dev/null"):
     cmd = [binary, "score", spec, rows, "-o", out, "--summary-json", "-j", "1"]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode != 0:
         sys.exit("referee failed: %s\n%s" % (" ".join(cmd), p.stderr))
-    return json.loads(p.stderr.strip().splitlines()[-1]), wall
+    return json.loads(p.stderr.strip().splitlines()[-1]), wall, cpu
 
 
 def main():
@@ -85,16 +91,20 @@ def scenario_run(a, py, const, scenario):
     anchor = [py, os.path.join(HERE, "py_anchor.py"), rows] + (["--inline"] if scenario == "inline" else [])
     with open(rows) as f:
         f.read()  # warm the page cache for every side
-    py_t, rate, wall, base = [], [], [], []
+    py_t, py_cpu, rate, wall, base, cpu, base_cpu = [], [], [], [], [], [], []
     py_rewards = version = None
     for run in range(a.runs):
         res = json.loads(subprocess.run(anchor, capture_output=True, text=True, check=True).stdout)
         py_t.append(res["seconds"])
+        py_cpu.append(res["cpu_seconds"])
         py_rewards, version = res["rewards"], res["jsonschema"]
-        s, w = referee(a.referee, spec, rows)
+        s, w, c = referee(a.referee, spec, rows)
         rate.append(s["samples_per_second"])
         wall.append(w)
-        base.append(referee(a.referee, const, rows)[1])
+        cpu.append(c)
+        _, w, c = referee(a.referee, const, rows)
+        base.append(w)
+        base_cpu.append(c)
         print("  %s run %d/%d: python %.0f/s, referee -j1 %.0f/s" % (scenario, run + 1, a.runs, a.n / py_t[-1], rate[-1]), file=sys.stderr)
     out = os.path.join(DATA, "json_schema_%s_out.jsonl" % scenario)
     referee(a.referee, spec, rows, out)
@@ -103,6 +113,8 @@ def scenario_run(a, py, const, scenario):
     med = statistics.median
     py_rate = a.n / med(py_t)
     scoring = [a.n / (w - b) for w, b in zip(wall, base) if w > b]
+    scoring_cpu = [a.n / (c - b) for c, b in zip(cpu, base_cpu) if c > b]
+    py_cpu_rate = a.n / med(py_cpu)
     print()
     print("scenario %s: %d rows, python jsonschema %s, %d runs, load average %s" % (
         scenario, a.n, version, a.runs, " ".join("%.1f" % x for x in os.getloadavg())))
@@ -111,12 +123,17 @@ def scenario_run(a, py, const, scenario):
     print("%-34s %12.0f %9.1fx" % ("referee -j 1 (CLI, parse incl.)", med(rate), med(rate) / py_rate))
     if scoring:
         print("%-34s %12.0f %9.1fx" % ("referee scoring only (est.)", med(scoring), med(scoring) / py_rate))
+    print("%-34s %12.0f %10s" % ("python jsonschema (CPU)", py_cpu_rate, "1x"))
+    if scoring_cpu:
+        print("%-34s %12.0f %9.1fx" % ("referee scoring only (CPU)", med(scoring_cpu), med(scoring_cpu) / py_cpu_rate))
     print("agreement: %d/%d rows equal; valid by python: %d" % (
         a.n - len(disagree), a.n, sum(1 for r in py_rewards if r == 1.0)))
     for i, o, p in disagree[:20]:
         print("  row %d: referee %s, python %s" % (i, o, p))
     return {"n": a.n, "python_rate": py_rate, "referee_cli_rate": med(rate),
             "referee_scoring_rate": med(scoring) if scoring else None,
+            "python_cpu_rate": py_cpu_rate,
+            "referee_scoring_cpu_rate": med(scoring_cpu) if scoring_cpu else None,
             "disagreements": disagree[:100]}
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ today, with the `jsonschema` package (Draft 2020-12, validators cached per schem
 With --inline, every row is taken to share the first row's schema, built once (a fixed-schema
 task). Reads the rows, then times only the reward loop over rows already in memory (JSON loading of
 the rows excluded: the anchor at its most favourable). Prints one JSON line:
-{"n", "seconds", "rewards"}. Run with the bench venv's python (compare.py does).
+{"n", "seconds", "cpu_seconds", "rewards"}. Run with the bench venv's python (compare.py does).
 """
 import importlib.metadata, json, re, sys, time
 
@@ -50,10 +50,10 @@ def main():
         global validator
         v = jsonschema.Draft202012Validator(pairs[0][1])
         validator = lambda schema: v
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = [reward(o, s) for o, s in pairs]
-    dt = time.perf_counter() - t0
-    print(json.dumps({"n": len(out), "seconds": dt, "rewards": out, "jsonschema": importlib.metadata.version("jsonschema")}))
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"n": len(out), "seconds": dt, "cpu_seconds": cpu, "rewards": out, "jsonschema": importlib.metadata.version("jsonschema")}))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@
 //! `$ref`s are never fetched (a schema that needs one is `bad_schema`), and `pattern`s run on
 //! the linear-time `regex` engine, so a hostile answer cannot make validation backtrack.
 
+mod doc;
 mod parse;
 
 use crate::compile::{sync, At, Compiler};
@@ -61,6 +62,7 @@ use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
 use crate::text::reasoning::Reasoning;
+use doc::{same_bytes, Doc, Tape};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use parse::{DuplicateKeys, Extract, Multiple, NanInfinity, NoJson, Policies, TrailingText};
@@ -132,7 +134,8 @@ pub enum RewardMode {
 
 /// A compiled schema with what partial credit needs: the root's required property names.
 struct Compiled {
-    validator: Validator,
+    /// Reads the answer's tape in place (no `serde_json::Value` is built for it).
+    validator: Validator<Tape>,
     required: Vec<String>,
 }
 
@@ -140,16 +143,18 @@ enum Source {
     Inline(Compiled),
     Item {
         template: Template,
-        /// Item schemas by their JSON text. Datasets reuse a few schemas across many rows, and
-        /// building a validator costs far more than running it.
-        cache: RwLock<HashMap<u64, SchemaBucket>>,
+        /// Item schemas by their fingerprint, each checked in full on a hit. Datasets reuse a few
+        /// schemas across many rows, and building a validator costs far more than running it.
+        cache: RwLock<HashMap<u64, SchemaBucket, foldhash::fast::FixedState>>,
     },
 }
 
-/// Schemas sharing a hash, each with its validator.
-type SchemaBucket = Vec<(Value, Arc<Compiled>)>;
+/// Schemas sharing a fingerprint, each with its validator.
+type SchemaBucket = Vec<(Flat, Arc<Compiled>)>;
 
 const CACHE_MAX: usize = 1024;
+/// Schemas kept per fingerprint.
+const BUCKET_MAX: usize = 8;
 const MAX_VIOLATIONS: usize = 20;
 
 pub struct JsonSchemaGrader {
@@ -212,7 +217,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 fn item_source(template: Template) -> Source {
     Source::Item {
         template,
-        cache: RwLock::new(HashMap::new()),
+        cache: RwLock::new(HashMap::default()),
     }
 }
 
@@ -241,7 +246,7 @@ fn build(
                 .collect()
         })
         .unwrap_or_default();
-    let mut o = jsonschema::options()
+    let mut o = jsonschema::options_for::<Tape>()
         .should_validate_formats(formats)
         .with_pattern_options(jsonschema::PatternOptions::regex());
     let d = match draft {
@@ -359,12 +364,15 @@ impl JsonSchemaGrader {
         };
         let key = {
             let mut h = foldhash::fast::FixedState::default().build_hasher();
-            hash_value(v, &mut h);
+            fingerprint(v, &mut h);
             h.finish()
         };
         if let Ok(c) = cache.read() {
             // The schema is compared too: a hash collision must not swap schemas.
-            if let Some((_, c)) = c.get(&key).and_then(|e| e.iter().find(|(s, _)| s == v)) {
+            if let Some((_, c)) = c
+                .get(&key)
+                .and_then(|e| e.iter().find(|(f, _)| f.matches(v)))
+            {
                 return Ok(c.clone());
             }
         }
@@ -377,40 +385,144 @@ impl JsonSchemaGrader {
             if cache.len() >= CACHE_MAX {
                 cache.clear();
             }
-            cache.entry(key).or_default().push((v.clone(), c.clone()));
+            let bucket = cache.entry(key).or_default();
+            if bucket.len() >= BUCKET_MAX {
+                bucket.remove(0); // bounds the walks a lookup can take
+            }
+            bucket.push((Flat::of(v), c.clone()));
         }
         Ok(c)
     }
 }
 
-/// A structural hash of a JSON value (the cache key of item schemas): one fast walk, no
-/// allocation. It runs on every row, so it must cost far less than building a validator.
-fn hash_value(v: &Value, h: &mut impl Hasher) {
-    match v {
-        Value::Null => h.write_u8(0),
-        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
-        Value::Number(n) => {
-            h.write_u8(3);
-            n.as_str().hash(h);
+/// The cache key of an item schema: a cheap fingerprint, not a hash of the whole schema (a
+/// full walk on every row cost as much as the comparison that must follow anyway). It reads the
+/// root's members (names, scalar values such as `title` or `$id`, container sizes) and the names
+/// one level down (the property names), so schemas that differ there land in different buckets;
+/// schemas that share a fingerprint share a bucket and are told apart by [`Flat::matches`].
+fn fingerprint(v: &Value, h: &mut impl Hasher) {
+    fn scalar(v: &Value, h: &mut impl Hasher) {
+        match v {
+            Value::Null => h.write_u8(0),
+            Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+            Value::Number(n) => n.as_str().hash(h),
+            Value::String(s) => s.hash(h),
+            Value::Array(a) => h.write_usize(a.len()),
+            Value::Object(o) => h.write_usize(o.len()),
         }
-        Value::String(s) => {
-            h.write_u8(4);
-            s.hash(h);
-        }
-        Value::Array(a) => {
-            h.write_u8(5);
-            h.write_usize(a.len());
-            for x in a {
-                hash_value(x, h);
+    }
+    const BUDGET: usize = 64;
+    let Value::Object(o) = v else {
+        return scalar(v, h);
+    };
+    h.write_usize(o.len());
+    let mut budget = BUDGET;
+    for (k, x) in o {
+        k.hash(h);
+        scalar(x, h);
+        if let Value::Object(inner) = x {
+            for k in inner.keys().take(budget) {
+                k.hash(h);
             }
+            budget = budget.saturating_sub(inner.len());
+        }
+    }
+}
+
+/// A cached schema, flattened for comparison: its nodes in order in one buffer (a tag, then a
+/// length and bytes for text, a length for containers), so checking a row's schema against it
+/// reads one side sequentially. Keys in the same order and numbers written alike: enough to share
+/// a validator, and far cheaper than `Value`'s `==`, which looks every key up in the other map.
+/// Differently ordered equal schemas merely miss the cache (their fingerprints may differ anyway).
+struct Flat(Vec<u8>);
+
+impl Flat {
+    fn of(v: &Value) -> Flat {
+        fn len(out: &mut Vec<u8>, n: usize) {
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+        fn text(out: &mut Vec<u8>, s: &str) {
+            len(out, s.len());
+            out.extend_from_slice(s.as_bytes());
+        }
+        fn add(out: &mut Vec<u8>, v: &Value) {
+            match v {
+                Value::Null => out.push(0),
+                Value::Bool(b) => out.push(1 + u8::from(*b)),
+                Value::Number(n) => {
+                    out.push(3);
+                    text(out, n.as_str());
+                }
+                Value::String(s) => {
+                    out.push(4);
+                    text(out, s);
+                }
+                Value::Array(a) => {
+                    out.push(5);
+                    len(out, a.len());
+                    for x in a {
+                        add(out, x);
+                    }
+                }
+                Value::Object(o) => {
+                    out.push(6);
+                    len(out, o.len());
+                    for (k, x) in o {
+                        text(out, k);
+                        add(out, x);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        add(&mut out, v);
+        Flat(out)
+    }
+
+    /// Whether `v` is the schema this was made of (the encoding is prefix-free: lengths first).
+    fn matches(&self, v: &Value) -> bool {
+        let mut at = 0;
+        matches_at(&self.0, &mut at, v) && at == self.0.len()
+    }
+}
+
+fn matches_at(f: &[u8], at: &mut usize, v: &Value) -> bool {
+    fn tag(f: &[u8], at: &mut usize, t: u8) -> bool {
+        let ok = f.get(*at) == Some(&t);
+        *at += 1;
+        ok
+    }
+    fn len(f: &[u8], at: &mut usize, n: usize) -> bool {
+        let ok = f
+            .get(*at..*at + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .is_some_and(|b| u64::from_le_bytes(b) == n as u64);
+        *at += 8;
+        ok
+    }
+    fn text(f: &[u8], at: &mut usize, s: &str) -> bool {
+        if !len(f, at, s.len()) {
+            return false;
+        }
+        let ok = f
+            .get(*at..*at + s.len())
+            .is_some_and(|b| same_bytes(b, s.as_bytes()));
+        *at += s.len();
+        ok
+    }
+    match v {
+        Value::Null => tag(f, at, 0),
+        Value::Bool(b) => tag(f, at, 1 + u8::from(*b)),
+        Value::Number(n) => tag(f, at, 3) && text(f, at, n.as_str()),
+        Value::String(s) => tag(f, at, 4) && text(f, at, s),
+        Value::Array(a) => {
+            tag(f, at, 5) && len(f, at, a.len()) && a.iter().all(|x| matches_at(f, at, x))
         }
         Value::Object(o) => {
-            h.write_u8(6);
-            h.write_usize(o.len());
-            for (k, x) in o {
-                k.hash(h);
-                hash_value(x, h);
-            }
+            tag(f, at, 6)
+                && len(f, at, o.len())
+                && o.iter()
+                    .all(|(k, x)| text(f, at, k) && matches_at(f, at, x))
         }
     }
 }
@@ -437,24 +549,25 @@ impl SyncComponent for JsonSchemaGrader {
             cx.note(|| "scored 0: the output is only reasoning (no closing tag)".into());
             return Outcome::ok(0.0);
         }
-        let (value, mode) = match parse::extract(answer.text, self.policies) {
+        let (doc, mode) = match parse::extract(answer.text, self.policies) {
             Ok(v) => v,
             Err(NoJson(m)) => {
                 cx.note(|| format!("scored 0: {m}"));
                 return Outcome::ok(0.0);
             }
         };
-        if compiled.validator.is_valid(&value) {
+        let value = doc.root();
+        if compiled.validator.is_valid(value) {
             cx.note(|| format!("valid JSON ({mode})"));
             return Outcome::ok(1.0);
         }
         if self.reward == RewardMode::AllOrNothing && !cx.explaining() {
             return Outcome::ok(0.0); // the violations are only for the trace
         }
-        let errors: Vec<_> = compiled.validator.iter_errors(&value).collect();
+        let errors: Vec<_> = compiled.validator.iter_errors(value).collect();
         let reward = match self.reward {
             RewardMode::AllOrNothing => 0.0,
-            RewardMode::Partial => partial(&value, &compiled.required, &errors),
+            RewardMode::Partial => partial(&doc, &compiled.required, &errors),
         };
         cx.note(|| {
             format!(
@@ -485,10 +598,11 @@ impl SyncComponent for JsonSchemaGrader {
 
 /// The fraction of the root's required properties present with no violation inside them; 0
 /// when something is wrong with the root itself.
-fn partial(value: &Value, required: &[String], errors: &[jsonschema::ValidationError]) -> f64 {
-    let Value::Object(obj) = value else {
+fn partial(doc: &Doc, required: &[String], errors: &[jsonschema::ValidationError]) -> f64 {
+    let obj = doc.root();
+    if !obj.is_object() {
         return 0.0;
-    };
+    }
     if required.is_empty() {
         return 0.0;
     }
@@ -508,7 +622,7 @@ fn partial(value: &Value, required: &[String], errors: &[jsonschema::ValidationE
     }
     let good = required
         .iter()
-        .filter(|r| obj.contains_key(r.as_str()) && !bad.contains(r.as_str()))
+        .filter(|r| obj.member(r).is_some() && !bad.contains(r.as_str()))
         .count();
     good as f64 / required.len() as f64
 }
@@ -568,6 +682,43 @@ mod tests {
     }
 
     #[test]
+    fn schemas_sharing_a_fingerprint_keep_their_own_validators() {
+        let spec = json!({"type": "json_schema", "require_all": false});
+        let p = Program::compile(&spec).unwrap();
+        let schema = |max: u64| json!({"type": "object", "properties": {"a": {"type": "integer", "maximum": max}}});
+        let key = |v: &Value| {
+            let mut h = foldhash::fast::FixedState::default().build_hasher();
+            fingerprint(v, &mut h);
+            h.finish()
+        };
+        assert_eq!(key(&schema(1)), key(&schema(5)));
+        assert!(!Flat::of(&schema(1)).matches(&schema(5)));
+        assert!(Flat::of(&schema(1)).matches(&schema(1)));
+        assert!(!Flat::of(&json!([1])).matches(&json!([1, 1])));
+        assert!(!Flat::of(&json!({"a": "bc"})).matches(&json!({"ab": "c"})));
+        for _ in 0..2 {
+            for max in 0..(BUCKET_MAX as u64 + 3) {
+                for a in [max, max + 1] {
+                    let r = p.score(&Sample::new(
+                        format!("{{\"a\": {a}}}"),
+                        json!({"schema": schema(max)}),
+                    ));
+                    assert_eq!(
+                        r.reward,
+                        Some(if a <= max { 1.0 } else { 0.0 }),
+                        "{max} {a}"
+                    );
+                }
+            }
+        }
+        // Key order and number spelling are part of the identity: never a wrong hit.
+        let ab = json!({"properties": {"a": {}, "b": {}}});
+        let ba = json!({"properties": {"b": {}, "a": {}}});
+        assert!(!Flat::of(&ab).matches(&ba));
+        assert!(!Flat::of(&json!({"maximum": 1})).matches(&json!({"maximum": 1.0})));
+    }
+
+    #[test]
     fn item_schema_is_cached_and_errors_are_errors() {
         let spec = json!({"type": "json_schema"});
         let item = json!({"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}});
@@ -579,5 +730,50 @@ mod tests {
         assert_eq!((r, st.as_str()), (None, "error"));
         let (r, _) = score(&spec, "{}", json!({"schema": "{\"type\": \"object\"}"}));
         assert_eq!(r, Some(1.0));
+    }
+}
+
+/// In-process timing of `Program::score` on the bench rows (`benches/json_schema/compare.py`
+/// writes them): steadier than the CLI's wall-time differences on a shared machine.
+/// `cargo test --release -p referee-core --lib json_schema::timing -- --ignored --nocapture`
+#[cfg(test)]
+mod timing {
+    use crate::input::InputMapping;
+    use crate::sample::Sample;
+    use crate::Program;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn score_rows() {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/data/");
+        let read = |f: &str| std::fs::read_to_string(format!("{data}{f}"));
+        for (scenario, spec) in [
+            ("inline", read("json_schema_inline.yaml")),
+            ("item", read("../json_schema/spec.yaml")),
+        ] {
+            let (Ok(spec), Ok(rows)) = (spec, read(&format!("json_schema_{scenario}_rows.jsonl")))
+            else {
+                eprintln!("no bench rows: run benches/json_schema/compare.py first");
+                return;
+            };
+            let p = Program::compile_str(&spec).unwrap();
+            let m = InputMapping::default();
+            let samples: Vec<_> = rows.lines().map(|l| m.parse_line(l).unwrap()).collect();
+            let mut best = f64::MAX;
+            for _ in 0..15 {
+                // Each row freshly copied, untimed, as the CLI parses it just before scoring:
+                // walking 20,000 rows left cold in memory would time cache misses instead.
+                let mut spent = std::time::Duration::ZERO;
+                for s in &samples {
+                    let s = Sample::new(s.output_text.clone(), s.item.clone());
+                    let t = Instant::now();
+                    std::hint::black_box(p.score(&s));
+                    spent += t.elapsed();
+                }
+                best = best.min(spent.as_secs_f64() / samples.len() as f64);
+            }
+            eprintln!("{scenario}: {:.3} us/row (best of 15)", best * 1e6);
+        }
     }
 }

@@ -5,7 +5,12 @@
 //! by [`scan`], a small tokenizer that finds where the value ends, every duplicated key (keys
 //! compared after unescaping: `"a"` and `"\u0061"` are the same key) and every bare
 //! `NaN`/`Infinity`; serde_json then parses the (possibly rewritten) text.
+//!
+//! Most answers never take that path: [`parse_fast`] first parses them straight into the tape
+//! the validator reads, and hands over to the scanner and serde_json only when the answer breaks
+//! a rule or a policy has to decide (see `doc.rs`).
 
+use super::doc::Doc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -80,6 +85,21 @@ pub struct Policies {
     pub trailing_text: TrailingText,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests turn the fast path off to compare it with the path it short-cuts.
+    static SLOW_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The fast path (see `doc.rs`): `None` leaves the value to the scanner and serde_json.
+fn parse_fast(t: &str) -> Option<(Doc, usize)> {
+    #[cfg(test)]
+    if SLOW_ONLY.get() {
+        return None;
+    }
+    super::doc::parse_fast(t)
+}
+
 /// Why no JSON value could be taken from the answer: the policy's fault, so it scores 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoJson(pub String);
@@ -93,49 +113,76 @@ const SEARCH_TRIES: usize = 256;
 /// `json5` info string (spaces around allowed); it closes at the next line starting with
 /// ```` ``` ```` (indentation allowed). An unclosed fence is not a fence. A line scanner rather
 /// than a capturing regex: this runs on every answer that is not bare JSON.
-fn fences(text: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+type Fences = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
+
+/// Blanks for the fences cut out of the prose, pushed in chunks.
+const SPACES: &str = "                                                                ";
+
+/// Finds ```` ``` ````; built once, not per answer.
+static TICKS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"```"));
+
+fn fences(text: &str) -> Fences {
     let mut out = Vec::new();
-    if memchr::memmem::find(text.as_bytes(), b"```").is_none() {
-        return out;
-    }
+    let b = text.as_bytes();
     // (fence start, contents start, whether its info string says JSON). Fences of other
     // languages are tracked too, so their closing line is not taken for an opening one.
     let mut open: Option<(usize, usize, bool)> = None;
-    let mut pos = 0;
-    for line in text.split_inclusive('\n') {
-        let start = pos;
-        pos += line.len();
-        let body = line.trim_start_matches([' ', '\t']);
-        let Some(rest) = body.strip_prefix("```") else {
-            continue;
-        };
+    // Only the lines holding ```` ``` ```` are looked at: found by memmem, not line by line.
+    for at in TICKS.find_iter(b) {
+        let mut start = at;
+        while start > 0 && matches!(b[start - 1], b' ' | b'\t') {
+            start -= 1;
+        }
+        if start > 0 && b[start - 1] != b'\n' {
+            continue; // not at the start of its line
+        }
+        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |e| at + e + 1);
         if let Some((f, c, json)) = open.take() {
             if json {
-                out.push((f..start + (line.len() - body.len()) + 3, c..start));
+                out.push((f..at + 3, c..start));
             }
-        } else if line.ends_with('\n') {
-            let info = rest.trim_matches([' ', '\t', '\r', '\n']);
+        } else if b[end - 1] == b'\n' {
+            let info = text[at + 3..end].trim_matches([' ', '\t', '\r', '\n']);
             let json = matches!(info, "" | "json" | "JSON" | "jsonc" | "json5");
-            open = Some((start, pos, json));
+            open = Some((start, end, json));
         }
     }
     out
 }
 
 /// The JSON value of the answer under the policies, and which mode found it.
-pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJson> {
-    let mode = match p.extract {
+pub fn extract(answer: &str, p: Policies) -> Result<(Doc, &'static str), NoJson> {
+    let mut mode = match p.extract {
         Extract::Auto => {
             let t = answer.trim();
-            match scan(t) {
-                Ok(s) if s.end == t.len() => return finish(t, &s, p).map(|v| (v, "whole")),
-                _ if !fences(answer).is_empty() => Extract::Auto,
-                _ => Extract::Search,
+            // The fast path ends a value where the scanner would: when it parses, the scan
+            // would tell nothing more.
+            let whole = match parse_fast(t) {
+                Some((doc, end)) if end == t.len() => return Ok((doc, "whole")),
+                Some(_) => None,
+                None => scan(t).ok().filter(|s| s.end == t.len()),
+            };
+            if let Some(s) = whole {
+                return finish(t, &s, p).map(|v| (v, "whole"));
+            }
+            if TICKS.find(answer.as_bytes()).is_none() {
+                Extract::Search
+            } else {
+                Extract::Auto
             }
         }
         m => m,
     };
-    let candidates: Vec<(usize, Result<Value, NoJson>)> = match mode {
+    let fences = if matches!(mode, Extract::Fenced | Extract::Auto) {
+        fences(answer)
+    } else {
+        Vec::new()
+    };
+    if mode == Extract::Auto && fences.is_empty() {
+        mode = Extract::Search;
+    }
+    let mut candidates: Vec<(usize, Result<Doc, NoJson>)> = match mode {
         Extract::Whole => {
             let t = answer.trim();
             if t.is_empty() {
@@ -143,16 +190,25 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJso
             }
             return parse_whole(t, p).map(|v| (v, "whole"));
         }
-        Extract::Fenced => fenced(answer, p),
+        Extract::Fenced => fenced(answer, &fences, p),
         Extract::Search => search(answer, p),
         Extract::Auto => {
             // Fences, plus any JSON in the prose between them: a bare object beside the fenced
             // one is a second answer, not commentary.
-            let mut c = fenced(answer, p);
-            let mut outside = answer.to_string();
-            for (whole, _) in fences(answer) {
-                outside.replace_range(whole.clone(), &" ".repeat(whole.len()));
+            let mut c = fenced(answer, &fences, p);
+            let mut outside = String::with_capacity(answer.len());
+            let mut last = 0;
+            for (whole, _) in &fences {
+                outside.push_str(&answer[last..whole.start]);
+                let mut n = whole.len();
+                while n > 0 {
+                    let k = n.min(SPACES.len());
+                    outside.push_str(&SPACES[..k]);
+                    n -= k;
+                }
+                last = whole.end;
             }
+            outside.push_str(&answer[last..]);
             c.extend(search(&outside, p));
             c.sort_by_key(|(pos, _)| *pos);
             c
@@ -169,15 +225,13 @@ pub fn extract(answer: &str, p: Policies) -> Result<(Value, &'static str), NoJso
             _ => "no fenced JSON block in the answer".into(),
         }));
     }
-    match &choose(&candidates, p.multiple, "JSON values")?.1 {
-        Ok(v) => Ok((v.clone(), how)),
-        Err(e) => Err(e.clone()),
-    }
+    let i = choose(&candidates, p.multiple, "JSON values")?;
+    candidates.swap_remove(i).1.map(|v| (v, how))
 }
 
-fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
-    fences(answer)
-        .into_iter()
+fn fenced(answer: &str, fences: &Fences, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
+    fences
+        .iter()
         .map(|(_, c)| {
             let r = parse_whole(answer[c.clone()].trim(), p)
                 .map_err(|NoJson(e)| NoJson(format!("in the fenced block: {e}")));
@@ -186,11 +240,12 @@ fn fenced(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
         .collect()
 }
 
-fn choose<'a, T>(items: &'a [T], m: Multiple, what: &str) -> Result<&'a T, NoJson> {
+/// The index of the value to grade among several.
+fn choose<T>(items: &[T], m: Multiple, what: &str) -> Result<usize, NoJson> {
     match (items.len(), m) {
         (0, _) => Err(NoJson(format!("no {what} in the answer"))),
-        (1, _) | (_, Multiple::First) => Ok(&items[0]),
-        (_, Multiple::Last) => Ok(&items[items.len() - 1]),
+        (1, _) | (_, Multiple::First) => Ok(0),
+        (n, Multiple::Last) => Ok(n - 1),
         (n, Multiple::Reject) => Err(NoJson(format!(
             "{n} {what} in the answer (`multiple: reject`)"
         ))),
@@ -198,19 +253,27 @@ fn choose<'a, T>(items: &'a [T], m: Multiple, what: &str) -> Result<&'a T, NoJso
 }
 
 /// One value that must span `t` (trailing text per policy).
-fn parse_whole(t: &str, p: Policies) -> Result<Value, NoJson> {
-    let s = scan(t).map_err(NoJson)?;
-    if !t[s.end..].trim().is_empty() && p.trailing_text == TrailingText::Reject {
-        return Err(NoJson(format!(
-            "text after the JSON value: `{}` (`trailing_text: reject`)",
-            crate::node::shorten(t[s.end..].trim())
-        )));
+fn parse_whole(t: &str, p: Policies) -> Result<Doc, NoJson> {
+    let trailing = |end: usize| {
+        if !t[end..].trim().is_empty() && p.trailing_text == TrailingText::Reject {
+            return Err(NoJson(format!(
+                "text after the JSON value: `{}` (`trailing_text: reject`)",
+                crate::node::shorten(t[end..].trim())
+            )));
+        }
+        Ok(())
+    };
+    if let Some((doc, end)) = parse_fast(t) {
+        trailing(end)?;
+        return Ok(doc);
     }
+    let s = scan(t).map_err(NoJson)?;
+    trailing(s.end)?;
     finish(&t[..s.end], &s, p)
 }
 
-/// Applies the key and NaN policies to a scanned value and parses it.
-fn finish(text: &str, s: &Scan, p: Policies) -> Result<Value, NoJson> {
+/// Applies the key and NaN policies to a scanned value and parses it (the slow path).
+fn finish(text: &str, s: &Scan, p: Policies) -> Result<Doc, NoJson> {
     if let (Some(k), DuplicateKeys::Reject) = (&s.duplicate, p.duplicate_keys) {
         return Err(NoJson(format!(
             "the key `{k}` appears twice in one object (`duplicate_keys: reject`)"
@@ -235,14 +298,16 @@ fn finish(text: &str, s: &Scan, p: Policies) -> Result<Value, NoJson> {
         rewritten = out;
         &rewritten
     };
-    serde_json::from_str(text).map_err(|e| NoJson(format!("invalid JSON: {e}")))
+    serde_json::from_str::<Value>(text)
+        .map(|v| Doc::from_value(&v))
+        .map_err(|e| NoJson(format!("invalid JSON: {e}")))
 }
 
 /// Top-level objects in prose, left to right, each parsed under the policies (a value found
 /// inside an earlier one is part of it, even when the outer one breaks a policy: wrapping a
 /// valid object in an invalid one must not smuggle it through); arrays only when there is no
 /// object, since prose is full of brackets (`see [1]`).
-fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
+fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Doc, NoJson>)> {
     let objects = search_from(answer, p, '{');
     if objects.is_empty() {
         search_from(answer, p, '[')
@@ -251,7 +316,7 @@ fn search(answer: &str, p: Policies) -> Vec<(usize, Result<Value, NoJson>)> {
     }
 }
 
-fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Value, NoJson>)> {
+fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Doc, NoJson>)> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut tries = 0;
@@ -260,6 +325,11 @@ fn search_from(answer: &str, p: Policies, open: char) -> Vec<(usize, Result<Valu
         tries += 1;
         if tries > SEARCH_TRIES {
             break;
+        }
+        if let Some((doc, end)) = parse_fast(&answer[start..]) {
+            out.push((start, Ok(doc)));
+            i = start + end;
+            continue;
         }
         match scan(&answer[start..]) {
             Ok(s) => {
@@ -435,7 +505,9 @@ mod tests {
     }
 
     fn get(t: &str, p: Policies) -> Result<Value, String> {
-        extract(t, p).map(|(v, _)| v).map_err(|NoJson(m)| m)
+        extract(t, p)
+            .map(|(v, _)| v.root().value())
+            .map_err(|NoJson(m)| m)
     }
 
     #[test]
@@ -512,6 +584,256 @@ mod tests {
             get(r#"{"a": 1} trailing"#, allow).unwrap(),
             serde_json::json!({"a": 1})
         );
+    }
+
+    /// What `extract` gives, comparable across the two paths.
+    fn both(t: &str, p: Policies) -> [Result<(Value, &'static str), String>; 2] {
+        [false, true].map(|slow| {
+            SLOW_ONLY.set(slow);
+            let r = extract(t, p)
+                .map(|(d, m)| (d.root().value(), m))
+                .map_err(|NoJson(m)| m);
+            SLOW_ONLY.set(false);
+            r
+        })
+    }
+
+    fn all_policies() -> Vec<Policies> {
+        let mut out = Vec::new();
+        for extract in [
+            Extract::Auto,
+            Extract::Whole,
+            Extract::Fenced,
+            Extract::Search,
+        ] {
+            for multiple in [Multiple::Reject, Multiple::First, Multiple::Last] {
+                for duplicate_keys in [DuplicateKeys::Reject, DuplicateKeys::LastWins] {
+                    for nan_infinity in [NanInfinity::Reject, NanInfinity::Null] {
+                        for trailing_text in [TrailingText::Reject, TrailingText::Allow] {
+                            out.push(Policies {
+                                extract,
+                                multiple,
+                                duplicate_keys,
+                                nan_infinity,
+                                trailing_text,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The edges the fast parser adds, under every policy: the same value, or the same refusal
+    /// with the same message, as the scanner + serde_json path it short-cuts.
+    #[test]
+    fn fast_path_agrees_with_the_slow_path_on_edges() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let cases = [
+            r#"{"a": 1}"#.to_string(),
+            r#"{"k\u0065y": 1, "key": 2}"#.to_string(),
+            r#"{"k\u0065y": 1, "kez": "\u00e9\n\"\\\/"}"#.to_string(),
+            r#"{"a": "\ud800"}"#.to_string(),
+            r#"{"a": "\udc00"}"#.to_string(),
+            r#"{"a": "\ud83e\udd80"}"#.to_string(),
+            r#"{"a": "\ud800\u0041"}"#.to_string(),
+            r#"{"\ud800": 1}"#.to_string(),
+            "[1e400, -1E-400, -0, 0.0, 123456789012345678901234567890, 1.0e+2]".to_string(),
+            "1e400".to_string(),
+            "-0".to_string(),
+            "[01]".to_string(),
+            "[1.]".to_string(),
+            "{\"a\": \"\u{1}\"}".to_string(),
+            r#"{"a": NaN, "b": -Infinity}"#.to_string(),
+            r#"{"a": 1, "a": 2}"#.to_string(),
+            r#"{"$serde_json::private::Number": "12"}"#.to_string(),
+            r#"{"a": tru}"#.to_string(),
+            "12abc".to_string(),
+            "\"s\" tail".to_string(),
+            "true false".to_string(),
+            deep(99),
+            deep(100),
+            deep(101),
+            deep(127),
+            deep(128),
+            deep(129),
+            format!("Sure:\n```json\n{}\n```\nand {{\"b\": 2}}", r#"{"a": 1}"#),
+            "Here {\"a\": 1} and [2] then {\"a\": 1, \"a\": 3}".to_string(),
+            "```json\n{\"a\": 1} trailing\n```".to_string(),
+            "x {\"a\": [1, 2} y {\"b\": 1}".to_string(),
+            "é {\"é\": \"ü\"} ü".to_string(),
+        ];
+        for t in &cases {
+            for p in all_policies() {
+                let [fast, slow] = both(t, p);
+                assert_eq!(fast, slow, "{t:?} under {p:?}");
+            }
+        }
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn scalar() -> impl Strategy<Value = String> {
+            let atoms = [
+                "null",
+                "true",
+                "false",
+                "tru",
+                "nul",
+                "NaN",
+                "Infinity",
+                "-Infinity",
+                "0",
+                "-0",
+                "1",
+                "-1",
+                "01",
+                "1.",
+                "1.5",
+                "-2.25e-3",
+                "1e400",
+                "-1E-400",
+                "1E+2",
+                ".5",
+                "+1",
+                "0.0",
+                "1.0",
+                "123456789012345678901234567890",
+                "18446744073709551616",
+                "-",
+                "1e",
+                "--1",
+            ];
+            let chars = [
+                "a",
+                "b",
+                "é",
+                "\\u0061",
+                "\\ud800",
+                "\\udc00",
+                "\\ud83e\\udd80",
+                "\\n",
+                "\\\"",
+                "\\\\",
+                "\\/",
+                "\\x",
+                "\\u12",
+                "\u{1}",
+                " ",
+                "{",
+                "}",
+                "[",
+                ",",
+                ":",
+                "`",
+            ];
+            prop_oneof![
+                proptest::sample::select(atoms.to_vec()).prop_map(str::to_string),
+                proptest::collection::vec(proptest::sample::select(chars.to_vec()), 0..5)
+                    .prop_map(|c| format!("\"{}\"", c.concat())),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            let keys = [
+                "\"a\"",
+                "\"b\"",
+                "\"\\u0061\"",
+                "\"é\"",
+                "\"\"",
+                "\"a\\n\"",
+                "\"$serde_json::private::Number\"",
+                "a",
+            ];
+            let ws = [""; 1]
+                .into_iter()
+                .chain([" ", "\n", "\t", "  \r\n"])
+                .collect::<Vec<_>>();
+            let ws2 = ws.clone();
+            scalar().prop_recursive(5, 48, 6, move |inner| {
+                let ws = ws2.clone();
+                prop_oneof![
+                    (
+                        proptest::collection::vec(inner.clone(), 0..6),
+                        proptest::sample::select(ws.clone()),
+                        any::<bool>()
+                    )
+                        .prop_map(|(items, w, comma)| {
+                            let mut s = format!("[{w}{}", items.join(&format!(",{w}")));
+                            if comma && !items.is_empty() {
+                                s.push(',');
+                            }
+                            s + "]"
+                        }),
+                    (
+                        proptest::collection::vec(
+                            (proptest::sample::select(keys.to_vec()), inner),
+                            0..6
+                        ),
+                        proptest::sample::select(ws.clone())
+                    )
+                        .prop_map(|(members, w)| {
+                            let m: Vec<String> = members
+                                .iter()
+                                .map(|(k, v)| format!("{k}{w}:{w}{v}"))
+                                .collect();
+                            format!("{{{w}{}{w}}}", m.join(","))
+                        }),
+                ]
+            })
+        }
+
+        fn answer() -> impl Strategy<Value = String> {
+            let around = [
+                "",
+                " ",
+                "Sure: ",
+                "\n```json\n",
+                "\n```\n",
+                " tail",
+                "```",
+                "x ",
+            ];
+            proptest::collection::vec(
+                prop_oneof![
+                    3 => value(),
+                    1 => proptest::sample::select(around.to_vec()).prop_map(str::to_string)
+                ],
+                1..5,
+            )
+            .prop_map(|parts| parts.concat())
+        }
+
+        fn policies() -> impl Strategy<Value = Policies> {
+            proptest::sample::select(all_policies())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+            /// The fast parser's contract, on its own: when it answers, the scanner ends the
+            /// value at the same place with nothing to report, and serde_json reads the same value.
+            #[test]
+            fn fast_parser_matches_serde_json(t in value()) {
+                if let Some((doc, end)) = super::super::super::doc::parse_fast(&t) {
+                    let s = scan(&t).expect("the scanner accepts it too");
+                    prop_assert_eq!(s.end, end);
+                    prop_assert!(s.duplicate.is_none() && s.non_finite.is_empty());
+                    let v: Value = serde_json::from_str(&t[..end]).expect("serde_json accepts it");
+                    prop_assert_eq!(doc.root().value(), v);
+                }
+            }
+
+            /// Whole answers under every policy: the fast path never changes what `extract` gives.
+            #[test]
+            fn extract_is_unchanged_by_the_fast_path(t in answer(), p in policies()) {
+                let [fast, slow] = both(&t, p);
+                prop_assert_eq!(fast, slow);
+            }
+        }
     }
 
     #[test]
