@@ -160,6 +160,38 @@ enum Cmd {
     },
     /// Print the JSON Schema of the spec language.
     Schema,
+    /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, OpenRLHF's `/get_reward`, OpenAI's
+    /// grader endpoints, `/healthz`) until SIGINT/SIGTERM, finishing requests in flight.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+        /// A spec to serve: `NAME=PATH`, or `PATH` (named after the file's stem). Repeatable.
+        /// `/get_reward` scores with the one named `default` (or the only one).
+        #[arg(long = "spec", value_name = "[NAME=]PATH")]
+        specs: Vec<String>,
+        /// Serve every `*.yaml`, `*.yml` and `*.json` spec in this directory, by file stem.
+        #[arg(long, value_name = "DIR")]
+        spec_dir: Option<PathBuf>,
+        /// Most samples per request.
+        #[arg(long, default_value_t = 65_536)]
+        max_batch: usize,
+        /// Most request body bytes.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_body_bytes: usize,
+        /// Scoring requests running at once (default: the number of CPUs).
+        #[arg(long)]
+        max_in_flight: Option<usize>,
+        /// Scoring requests waiting beyond those; more get 429 with Retry-After.
+        #[arg(long, default_value_t = 256)]
+        max_queued: usize,
+        /// Per-request deadline in seconds (504 when exceeded).
+        #[arg(long, default_value_t = 600.0)]
+        timeout_s: f64,
+        #[command(flatten)]
+        judge: JudgeArgs,
+    },
 }
 
 fn main() -> ExitCode {
@@ -362,6 +394,29 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Cmd::List { type_name } => Ok(list(type_name.as_deref())),
+        Cmd::Serve {
+            host,
+            port,
+            specs,
+            spec_dir,
+            max_batch,
+            max_body_bytes,
+            max_in_flight,
+            max_queued,
+            timeout_s,
+            judge,
+        } => {
+            let config = referee_server::Config {
+                max_body_bytes,
+                max_batch,
+                max_in_flight: max_in_flight.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+                }),
+                max_queued,
+                request_timeout: std::time::Duration::from_secs_f64(timeout_s.max(0.001)),
+            };
+            serve(&host, port, &specs, spec_dir.as_deref(), config, judge)
+        }
         Cmd::Schema => {
             println!(
                 "{}",
@@ -370,6 +425,88 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// `referee serve`: registers the specs, binds, and runs the server crate's app until a
+/// signal; a spec that does not compile stops start-up with its errors.
+fn serve(
+    host: &str,
+    port: u16,
+    specs: &[String],
+    spec_dir: Option<&std::path::Path>,
+    config: referee_server::Config,
+    judge: JudgeArgs,
+) -> Result<u8> {
+    let state = referee_server::AppState::new(
+        config,
+        std::sync::Arc::new(move || env(&judge, &JudgeUse::Call { output: None })),
+    );
+    let mut todo: Vec<(String, PathBuf)> = Vec::new();
+    for s in specs {
+        let (name, path) = if let Some((n, p)) = s.split_once('=') {
+            (n.to_string(), PathBuf::from(p))
+        } else {
+            let p = PathBuf::from(s);
+            let stem = p
+                .file_stem()
+                .map_or_else(String::new, |x| x.to_string_lossy().into_owned());
+            (stem, p)
+        };
+        todo.push((name, path));
+    }
+    if let Some(dir) = spec_dir {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            })
+            .collect();
+        entries.sort();
+        for p in entries {
+            let stem = p
+                .file_stem()
+                .map_or_else(String::new, |x| x.to_string_lossy().into_owned());
+            todo.push((stem, p));
+        }
+    }
+    for (name, path) in &todo {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read spec {}", path.display()))?;
+        if let Err(errs) = state.register(name, &text) {
+            eprint!("{}: {errs}", path.display());
+            return Ok(EXIT_SPEC);
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind((host, port))
+            .await
+            .with_context(|| format!("cannot bind {host}:{port}"))?;
+        let addr = listener.local_addr()?;
+        // One machine-readable line, so scripts and tests can find a port chosen with --port 0.
+        println!(
+            "{}",
+            serde_json::json!({"listening": format!("http://{addr}"), "programs": state.program_names()})
+        );
+        axum::serve(listener, referee_server::app(state))
+            .with_graceful_shutdown(async {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("SIGTERM handler");
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            })
+            .await?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(EXIT_OK)
 }
 
 /// `referee list [TYPE]`: the component docs, grouped, or one type's full documentation.

@@ -1,0 +1,132 @@
+//! `referee serve` as a real process on loopback: start-up line, the endpoints over a socket,
+//! a bad spec refusing to start, and SIGTERM finishing cleanly.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Server {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("referee"))
+        .current_dir(root())
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    let addr = v["listening"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .to_string();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 request; returns (status, JSON body).
+fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
+    let b = body.to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+        b.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    // Bodies come whole or chunked; the JSON object is between the first `{` and the last `}`.
+    let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
+    (status, serde_json::from_str(json).unwrap())
+}
+
+#[test]
+fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
+    let mut srv = start(&[
+        "--spec",
+        "default=examples/gsm8k/spec.yaml",
+        "--spec-dir",
+        "examples/r1-format",
+    ]);
+    let (s, v) = post(
+        &srv.addr,
+        "/get_reward",
+        &json!({"query": ["Q: 48 + 24? A: #### 72", "Q: 48 + 24? A: #### 71"],
+                "prompts": ["Q: 48 + 24? A: ", "Q: 48 + 24? A: "],
+                "labels": ["72", "72"]}),
+    );
+    // The gsm8k spec reads item.ground_truth; OpenRLHF rows carry `label`: a stated error, no reward.
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["rewards"], json!([null, null]), "{v}");
+    assert_eq!(v["extra_logs"]["error"], json!([1, 1]));
+    let (s, v) = post(
+        &srv.addr,
+        "/v1/score",
+        &json!({"program": "default", "samples": [
+            {"data_source": "openai/gsm8k", "prompt": [{"role": "user", "content": "48 + 24?"}],
+             "reward_model": {"style": "rule", "ground_truth": "72"}, "response": "#### 72"}]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["results"][0]["components"]["correct"], 1.0, "{v}");
+    let (s, v) = post(
+        &srv.addr,
+        "/v1/score",
+        &json!({"program": "spec", "samples": []}),
+    );
+    assert_eq!(s, 200, "the --spec-dir spec is registered by its stem: {v}");
+    let (s, _) = post(
+        &srv.addr,
+        "/v1/score",
+        &json!({"program": "missing", "samples": []}),
+    );
+    assert_eq!(s, 404);
+    let pid = srv.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = srv.child.wait().unwrap();
+    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
+}
+
+#[test]
+fn a_spec_that_does_not_compile_stops_start_up_with_its_errors() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("referee"))
+        .current_dir(root())
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--spec",
+            "fixtures/specs/broken.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/grader/normalise"), "{err}");
+}

@@ -1,0 +1,477 @@
+//! The endpoints: body parsing, admission, scoring on blocking threads, response shapes.
+
+use crate::AppState;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use referee_core::input::InputMapping;
+use referee_core::summary::Summary;
+use referee_core::{CompileError, Program, Sample, ScoreResult};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// An error answer: `{"error": code, "message", "errors"?: [{path, node_type, message}]}`.
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    errors: Vec<CompileError>,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            errors: Vec::new(),
+            retry_after: None,
+        }
+    }
+
+    fn spec(e: referee_core::CompileErrors) -> Self {
+        ApiError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "spec_error",
+            message: format!("the spec has {} error(s)", e.0.len()),
+            errors: e.0,
+            retry_after: None,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({"error": self.code, "message": self.message});
+        if !self.errors.is_empty() {
+            body["errors"] = json!(self.errors);
+        }
+        let mut r = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(s));
+        }
+        r
+    }
+}
+
+fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the body is not the expected JSON: {e}"),
+        )
+    })
+}
+
+/// A spec given inline: YAML/JSON text, or a JSON object.
+fn spec_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterReq {
+    name: String,
+    spec: Value,
+}
+
+pub async fn register(
+    State(st): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let req: RegisterReq = parse(&body)?;
+    if req.name.is_empty() || req.name.len() > 200 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "`name` must be 1 to 200 characters",
+        ));
+    }
+    let text = spec_text(&req.spec);
+    let st2 = st.clone();
+    let name = req.name.clone();
+    // Compiling may connect judges or start nothing heavy, but it is CPU work: off the I/O threads.
+    let p = tokio::task::spawn_blocking(move || st2.register(&name, &text))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(ApiError::spec)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"name": req.name, "components": p.component_names()})),
+    ))
+}
+
+pub async fn list_programs(State(st): State<Arc<AppState>>) -> Json<Value> {
+    Json(json!({"programs": st.program_names()}))
+}
+
+/// Releases an admitted request's place when it ends, however it ends.
+struct Admitted<'a>(&'a AppState);
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.0.admitted.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Scores rows (already parsed or failed) with admission control and the request deadline;
+/// results in input order, a failed row as an error result.
+async fn run(
+    st: &Arc<AppState>,
+    program: Arc<Program>,
+    rows: Vec<Result<Sample, Box<ScoreResult>>>,
+    explain: bool,
+    started: Instant,
+) -> Result<Vec<(Option<Value>, ScoreResult)>, ApiError> {
+    let cfg = &st.config;
+    if st.admitted.fetch_add(1, Ordering::SeqCst) >= cfg.max_in_flight + cfg.max_queued {
+        st.admitted.fetch_sub(1, Ordering::SeqCst);
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "overloaded",
+            "too many scoring requests in flight; retry later",
+        );
+        e.retry_after = Some(1);
+        return Err(e);
+    }
+    let _admitted = Admitted(st);
+    let deadline = started + cfg.request_timeout;
+    let late = || {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "deadline",
+            format!(
+                "the request did not finish within {} ms",
+                cfg.request_timeout.as_millis()
+            ),
+        )
+    };
+    let permit = tokio::time::timeout_at(deadline.into(), st.slots.clone().acquire_owned())
+        .await
+        .map_err(|_| late())?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                e.to_string(),
+            )
+        })?;
+    let work = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let n = rows.len();
+        let mut out: Vec<Option<(Option<Value>, ScoreResult)>> = (0..n).map(|_| None).collect();
+        let mut ok_idx = Vec::new();
+        let mut ok = Vec::new();
+        for (i, r) in rows.into_iter().enumerate() {
+            match r {
+                Ok(s) => {
+                    ok_idx.push(i);
+                    ok.push(s);
+                }
+                Err(e) => out[i] = Some((None, *e)),
+            }
+        }
+        let scored = program.score_batch(&ok, explain);
+        for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
+            out[i] = Some((s.id, r));
+        }
+        out.into_iter()
+            .map(|o| o.expect("every row has a result"))
+            .collect::<Vec<_>>()
+    });
+    tokio::time::timeout_at(deadline.into(), work)
+        .await
+        .map_err(|_| late())?
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+}
+
+fn result_json(id: Option<&Value>, r: &ScoreResult) -> Value {
+    serde_json::to_value(r.with_id(id, None)).unwrap_or(Value::Null)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreReq {
+    #[serde(default)]
+    spec: Option<Value>,
+    #[serde(default)]
+    program: Option<String>,
+    samples: Vec<Value>,
+    #[serde(default)]
+    explain: bool,
+}
+
+pub async fn score(State(st): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let started = Instant::now();
+    let req: ScoreReq = parse(&body)?;
+    if req.samples.len() > st.config.max_batch {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "batch_too_large",
+            format!(
+                "{} samples; this server takes at most {} per request",
+                req.samples.len(),
+                st.config.max_batch
+            ),
+        ));
+    }
+    let program = match (&req.spec, &req.program) {
+        (Some(spec), None) => {
+            let text = spec_text(spec);
+            let st2 = st.clone();
+            Arc::new(
+                tokio::task::spawn_blocking(move || st2.compile(&text))
+                    .await
+                    .map_err(|e| {
+                        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+                    })?
+                    .map_err(ApiError::spec)?,
+            )
+        }
+        (None, Some(name)) => st.program(name).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_program",
+                format!("no program `{name}`; registered: {:?}", st.program_names()),
+            )
+        })?,
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "give exactly one of `spec` and `program`",
+            ))
+        }
+    };
+    let mapping = InputMapping::default();
+    let rows = req
+        .samples
+        .into_iter()
+        .map(|row| {
+            mapping
+                .sample(row)
+                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)))
+        })
+        .collect();
+    let results = run(&st, program, rows, req.explain, started).await?;
+    let mut summary = Summary::default();
+    let out: Vec<Value> = results
+        .iter()
+        .map(|(id, r)| {
+            summary.add(r);
+            result_json(id.as_ref(), r)
+        })
+        .collect();
+    Ok(Json(json!({"results": out, "summary": summary})))
+}
+
+#[derive(Deserialize)]
+pub struct RewardReq {
+    query: Vec<String>,
+    #[serde(default)]
+    prompts: Vec<String>,
+    #[serde(default)]
+    labels: Vec<Value>,
+}
+
+/// OpenRLHF's `--remote_rm_url` protocol. Each query is prompt + response; the response is the
+/// query with its prompt removed (when it starts with it). The item is `{prompt, label}`.
+/// A sample that could not be scored (and has no `on_error`) gets `null`: never a made-up 0.
+pub async fn get_reward(
+    State(st): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let started = Instant::now();
+    let req: RewardReq = parse(&body)?;
+    if req.query.len() > st.config.max_batch {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "batch_too_large",
+            format!("at most {} queries per request", st.config.max_batch),
+        ));
+    }
+    for (what, n) in [("prompts", req.prompts.len()), ("labels", req.labels.len())] {
+        if n != 0 && n != req.query.len() {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("`{what}` has {n} entries for {} queries", req.query.len()),
+            ));
+        }
+    }
+    let names = st.program_names();
+    let program = st
+        .program("default")
+        .or_else(|| (names.len() == 1).then(|| st.program(&names[0])).flatten())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_program",
+                "/get_reward scores with the program named `default` (or the only one); none is registered",
+            )
+        })?;
+    let rows = req
+        .query
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let prompt = req.prompts.get(i).map_or("", String::as_str);
+            let response = q.strip_prefix(prompt).unwrap_or(q);
+            let mut item = Map::new();
+            item.insert("prompt".into(), json!(prompt));
+            item.insert(
+                "label".into(),
+                req.labels.get(i).cloned().unwrap_or(Value::Null),
+            );
+            Ok(Sample::new(response, Value::Object(item)))
+        })
+        .collect();
+    let results = run(&st, program.clone(), rows, false, started).await?;
+    let rewards: Vec<Option<f64>> = results.iter().map(|(_, r)| r.reward).collect();
+    let mut logs = Map::new();
+    for (k, name) in program.component_names().iter().enumerate() {
+        let col: Vec<Option<f64>> = results
+            .iter()
+            .map(|(_, r)| r.components.get(k).and_then(|(_, v)| *v))
+            .collect();
+        logs.insert(name.to_string(), json!(col));
+    }
+    let errors: Vec<u8> = results
+        .iter()
+        .map(|(_, r)| u8::from(r.status.as_str() == "error"))
+        .collect();
+    logs.insert("error".into(), json!(errors));
+    Ok(Json(
+        json!({"rewards": rewards, "scores": rewards, "extra_logs": logs}),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct OpenAiRunReq {
+    grader: Value,
+    #[serde(default)]
+    item: Value,
+    #[serde(default)]
+    model_sample: String,
+}
+
+/// OpenAI's `errors` flags for a failure reason.
+fn openai_errors(r: &ScoreResult) -> Value {
+    let mut e = json!({
+        "formula_parse_error": false, "sample_parse_error": false,
+        "truncated_observation_error": false, "unresponsive_reward_error": false,
+        "invalid_variable_error": false, "other_error": false,
+        "python_grader_server_error": false, "python_grader_server_error_type": null,
+        "python_grader_runtime_error": false, "python_grader_runtime_error_details": null,
+        "model_grader_server_error": false, "model_grader_refusal_error": false,
+        "model_grader_parse_error": false, "model_grader_server_error_details": null});
+    if let Some(reason) = r.reason() {
+        let message = match &r.status {
+            referee_core::ResultStatus::Error(f) => f.message.clone(),
+            _ => String::new(),
+        };
+        match reason {
+            "judge_unparseable" => e["model_grader_parse_error"] = json!(true),
+            x if x.starts_with("judge_") => {
+                e["model_grader_server_error"] = json!(true);
+                e["model_grader_server_error_details"] = json!(message);
+            }
+            x if x.starts_with("python_") => {
+                e["python_grader_runtime_error"] = json!(true);
+                e["python_grader_runtime_error_details"] = json!(message);
+            }
+            x if x.starts_with("sandbox_") => {
+                e["python_grader_server_error"] = json!(true);
+                e["python_grader_server_error_type"] = json!(x);
+            }
+            "missing_field" => e["invalid_variable_error"] = json!(true),
+            _ => e["other_error"] = json!(true),
+        }
+    }
+    e
+}
+
+pub async fn openai_run(
+    State(st): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let started = Instant::now();
+    let req: OpenAiRunReq = parse(&body)?;
+    let text = req.grader.to_string();
+    let st2 = st.clone();
+    let program = Arc::new(
+        tokio::task::spawn_blocking(move || st2.compile(&text))
+            .await
+            .map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+            })?
+            .map_err(ApiError::spec)?,
+    );
+    let item = if req.item.is_null() {
+        json!({})
+    } else {
+        req.item
+    };
+    let sample = Sample::new(req.model_sample, item);
+    let mut results = run(&st, program, vec![Ok(sample)], false, started).await?;
+    let (_, r) = results.pop().expect("one result");
+    let scores: Map<String, Value> = r
+        .components
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let usage = r.usage.unwrap_or_default();
+    Ok(Json(json!({
+        "reward": r.reward,
+        "status": r.status.as_str(),
+        "reason": r.reason(),
+        "sub_rewards": scores,
+        "metadata": {
+            "name": req.grader.get("name").cloned().unwrap_or(Value::Null),
+            "type": req.grader.get("type").cloned().unwrap_or(Value::Null),
+            "errors": openai_errors(&r),
+            "execution_time": started.elapsed().as_secs_f64(),
+            "scores": scores,
+            "token_usage": {"prompt_tokens": usage.prompt_tokens,
+                            "completion_tokens": usage.completion_tokens,
+                            "total_tokens": usage.prompt_tokens + usage.completion_tokens},
+            "sampled_model_name": null,
+        },
+        "model_grader_token_usage_per_model": {},
+    })))
+}
+
+#[derive(Deserialize)]
+pub struct OpenAiValidateReq {
+    grader: Value,
+}
+
+pub async fn openai_validate(
+    State(st): State<Arc<AppState>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let req: OpenAiValidateReq = parse(&body)?;
+    let text = req.grader.to_string();
+    let st2 = st.clone();
+    tokio::task::spawn_blocking(move || st2.compile(&text))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(ApiError::spec)?;
+    Ok(Json(json!({"grader": req.grader})))
+}

@@ -1,0 +1,135 @@
+//! Referee's reward service (`referee serve`): compiled specs shared by every request, scored
+//! over HTTP in the shapes trainers already speak.
+//!
+//! - `POST /v1/score`: `{spec | program, samples: [rows], explain?}` → `{results, summary}`, the
+//!   results in input order, rows in any format the CLI reads (Referee/OpenAI, TRL, verl).
+//! - `POST /v1/programs`: `{name, spec}` compiles once and registers; `GET /v1/programs` lists.
+//! - `POST /get_reward`: OpenRLHF's remote reward shape (`{query, prompts, labels}` →
+//!   `{rewards, scores, extra_logs}`), scored by the program named `default` (or the only one).
+//! - `POST /v1/fine_tuning/alpha/graders/run` and `/validate`: OpenAI's grader endpoints.
+//! - `GET /healthz`.
+//!
+//! Behaviour under stress: bodies over `max_body_bytes` are refused (413) before they are read
+//! whole, batches over `max_batch` samples are refused (413), at most `max_in_flight` scoring
+//! requests run at once with `max_queued` more waiting, and anything beyond gets 429 with
+//! `Retry-After` instead of growing memory; each request has a deadline (504). A spec error is a
+//! 422 listing every error with its path; a bad row is an error *result* for that row. Scoring
+//! runs on blocking threads, so a slow judge call in one request never stalls another's I/O.
+
+mod handlers;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use referee_core::exec::Env;
+use referee_core::{CompileErrors, Program};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// Limits of one server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub max_body_bytes: usize,
+    pub max_batch: usize,
+    /// Scoring requests running at once.
+    pub max_in_flight: usize,
+    /// Scoring requests waiting for a slot; beyond this, 429.
+    pub max_queued: usize,
+    /// From arrival to answer; a request still scoring then gets 504.
+    pub request_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_body_bytes: 64 << 20,
+            max_batch: 65_536,
+            max_in_flight: 8,
+            max_queued: 256,
+            request_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Builds the executors a compiled spec gets (sandbox, judge connector); called per compile.
+pub type EnvFactory = Arc<dyn Fn() -> Env + Send + Sync>;
+
+/// What every request shares: the registered programs and the limits.
+pub struct AppState {
+    pub config: Config,
+    env: EnvFactory,
+    programs: RwLock<BTreeMap<String, Arc<Program>>>,
+    /// Scoring requests admitted (running or waiting).
+    admitted: AtomicUsize,
+    /// Held by the scoring work itself, so work abandoned at its deadline still counts until it ends.
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl AppState {
+    pub fn new(config: Config, env: EnvFactory) -> Arc<AppState> {
+        Arc::new(AppState {
+            slots: Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1))),
+            config,
+            env,
+            programs: RwLock::default(),
+            admitted: AtomicUsize::new(0),
+        })
+    }
+
+    /// Compiles a spec (YAML or JSON text) with this server's executors.
+    pub fn compile(&self, spec_text: &str) -> Result<Program, CompileErrors> {
+        Program::compile_str_with(spec_text, (self.env)())
+    }
+
+    /// Compiles and registers a spec under `name` (replacing any program of that name).
+    pub fn register(&self, name: &str, spec_text: &str) -> Result<Arc<Program>, CompileErrors> {
+        let p = Arc::new(self.compile(spec_text)?);
+        self.programs
+            .write()
+            .expect("programs lock")
+            .insert(name.to_string(), p.clone());
+        Ok(p)
+    }
+
+    pub fn program(&self, name: &str) -> Option<Arc<Program>> {
+        self.programs
+            .read()
+            .expect("programs lock")
+            .get(name)
+            .cloned()
+    }
+
+    pub fn program_names(&self) -> Vec<String> {
+        self.programs
+            .read()
+            .expect("programs lock")
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
+/// The service's routes over `state`.
+pub fn app(state: Arc<AppState>) -> Router {
+    let limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/healthz", get(handlers::healthz))
+        .route("/v1/score", post(handlers::score))
+        .route(
+            "/v1/programs",
+            post(handlers::register).get(handlers::list_programs),
+        )
+        .route("/get_reward", post(handlers::get_reward))
+        .route(
+            "/v1/fine_tuning/alpha/graders/run",
+            post(handlers::openai_run),
+        )
+        .route(
+            "/v1/fine_tuning/alpha/graders/validate",
+            post(handlers::openai_validate),
+        )
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
