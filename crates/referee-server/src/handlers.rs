@@ -80,6 +80,16 @@ fn spec_text(v: &Value) -> String {
     }
 }
 
+pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        st.metrics.encode(),
+    )
+}
+
 pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
@@ -127,6 +137,7 @@ struct Admitted<'a>(&'a AppState);
 impl Drop for Admitted<'_> {
     fn drop(&mut self) {
         self.0.admitted.fetch_sub(1, Ordering::SeqCst);
+        self.0.metrics.in_flight.dec();
     }
 }
 
@@ -151,6 +162,7 @@ async fn run(
         return Err(e);
     }
     let _admitted = Admitted(st);
+    st.metrics.in_flight.inc();
     let deadline = started + cfg.request_timeout;
     let late = || {
         ApiError::new(
@@ -195,10 +207,12 @@ async fn run(
             .map(|o| o.expect("every row has a result"))
             .collect::<Vec<_>>()
     });
-    tokio::time::timeout_at(deadline.into(), work)
+    let out = tokio::time::timeout_at(deadline.into(), work)
         .await
         .map_err(|_| late())?
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    st.metrics.results(out.iter().map(|(_, r)| r));
+    Ok(out)
 }
 
 fn result_json(id: Option<&Value>, r: &ScoreResult) -> Value {

@@ -7,7 +7,8 @@
 //! - `POST /get_reward`: OpenRLHF's remote reward shape (`{query, prompts, labels}` →
 //!   `{rewards, scores, extra_logs}`), scored by the program named `default` (or the only one).
 //! - `POST /v1/fine_tuning/alpha/graders/run` and `/validate`: OpenAI's grader endpoints.
-//! - `GET /healthz`.
+//! - `GET /healthz`; `GET /metrics` (Prometheus: requests and latency by endpoint, samples by
+//!   status and reason, judge calls, cache hits and tokens, scoring requests in flight).
 //!
 //! Behaviour under stress: bodies over `max_body_bytes` are refused (413) before they are read
 //! whole, batches over `max_batch` samples are refused (413), at most `max_in_flight` scoring
@@ -17,8 +18,11 @@
 //! runs on blocking threads, so a slow judge call in one request never stalls another's I/O.
 
 mod handlers;
+pub mod metrics;
 
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use referee_core::exec::Env;
@@ -65,6 +69,7 @@ pub struct AppState {
     admitted: AtomicUsize,
     /// Held by the scoring work itself, so work abandoned at its deadline still counts until it ends.
     slots: Arc<tokio::sync::Semaphore>,
+    pub metrics: metrics::Metrics,
 }
 
 impl AppState {
@@ -75,6 +80,7 @@ impl AppState {
             env,
             programs: RwLock::default(),
             admitted: AtomicUsize::new(0),
+            metrics: metrics::Metrics::new(),
         })
     }
 
@@ -130,6 +136,32 @@ pub fn app(state: Arc<AppState>) -> Router {
             "/v1/fine_tuning/alpha/graders/validate",
             post(handlers::openai_validate),
         )
+        .route("/metrics", get(handlers::metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), track))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
+}
+
+/// Counts every routed request and its latency by endpoint and status.
+async fn track(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let endpoint = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "other".to_string(), |p| p.as_str().to_string());
+    let t = std::time::Instant::now();
+    let resp = next.run(req).await;
+    st.metrics
+        .latency
+        .get_or_create(&metrics::EndpointLabel {
+            endpoint: endpoint.clone(),
+        })
+        .observe(t.elapsed().as_secs_f64());
+    st.metrics
+        .requests
+        .get_or_create(&metrics::RequestLabels {
+            endpoint,
+            status: resp.status().as_u16(),
+        })
+        .inc();
+    resp
 }

@@ -339,3 +339,31 @@ async fn openai_grader_endpoints_in_their_shapes() {
         (StatusCode::UNPROCESSABLE_ENTITY, json!("spec_error"))
     );
 }
+
+#[tokio::test]
+async fn metrics_count_requests_samples_and_reasons() {
+    let st = state(Config::default());
+    call(
+        &st,
+        "POST",
+        "/v1/score",
+        Some(json!({"spec": GSM, "samples": [
+            {"item": {"answer": "1"}, "sample": {"output_text": "1"}},
+            {"item": {}, "sample": {"output_text": "1"}}]})),
+    )
+    .await;
+    call(&st, "POST", "/v1/score", Some(json!({"samples": []}))).await;
+    let (s, v, _) = call(&st, "GET", "/metrics", None).await;
+    assert_eq!(s, StatusCode::OK);
+    let text = v.as_str().unwrap();
+    for want in [
+        r#"referee_requests_total{endpoint="/v1/score",status="200"} 1"#,
+        r#"referee_requests_total{endpoint="/v1/score",status="400"} 1"#,
+        r#"referee_samples_total{status="ok",reason=""} 1"#,
+        r#"referee_samples_total{status="error",reason="missing_field"} 1"#,
+        r#"referee_request_duration_seconds_count{endpoint="/v1/score"} 2"#,
+        "referee_scoring_in_flight 0",
+    ] {
+        assert!(text.contains(want), "missing {want} in\n{text}");
+    }
+}
