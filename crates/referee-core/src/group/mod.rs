@@ -1,0 +1,466 @@
+//! # group
+//! *What it does:* the group stage turns the scored rollouts of one prompt (the samples sharing a
+//! `group` id) into GRPO-family advantages, flags the groups that carry no signal, and reports
+//! per batch how much signal there was. It is a top-level section of the spec file, **off by
+//! default**: a trainer that normalises rewards itself must not normalise twice. The raw
+//! `reward` is never changed; each result gains `advantage` (and `group_flag` when a flag
+//! applies). It runs in `Program::score_batch` / `Program::score_group` and `referee score`;
+//! `Program::score` (one sample, no group) does not run it.
+//!
+//! *Spec:*
+//! - `advantage`: `grpo` (default) `(r − mean)/(std + epsilon)` within the group, as TRL's
+//!   `scale_rewards: group` and verl's `grpo`; `dr_grpo` `r − mean` (TRL `scale_rewards: none`,
+//!   verl `norm_adv_by_std_in_grpo: false`); `rloo` `r − mean of the others` = `n/(n−1)·(r − mean)`
+//!   (verl's `rloo`); `batch_std` `(r − group mean)/(std of the whole batch + epsilon)` (TRL
+//!   `scale_rewards: batch`); `none` (no advantage written, flags and diagnostics only).
+//!   Every std is the sample std (Bessel's `n − 1`), as `torch.std` in TRL and verl.
+//! - `epsilon` (default `1e-4`, TRL's; verl uses `1e-6`).
+//! - `combine`: `sum_then_normalize` (default: the grader's reward is normalised) or
+//!   `normalize_then_sum` (TRL's GDPO: each named component is normalised within its group with
+//!   the chosen estimator, missing values left out; the weighted sum is then whitened over the
+//!   batch). `weights` (`normalize_then_sum` only): weight per component name; default 1 for
+//!   every named component (name only the top-level ones when components nest).
+//! - `pass_threshold` (default 1.0): a sample passes when its reward is at least this, for the
+//!   all-pass / all-fail / mixed counts.
+//! - `flat_tolerance` (default `1e-9`): a group of two or more whose reward std is at most this
+//!   is flat.
+//!
+//! *Example:*
+//! ```yaml
+//! grader: {type: contains, name: has_answer, keywords: ["42"]}
+//! group:
+//!   advantage: grpo
+//!   epsilon: 1.0e-4
+//!   pass_threshold: 1.0
+//! ```
+//!
+//! *Advantages and failure modes:* a sample whose status is `error` (even with an `on_error`
+//! reward) or that has no reward gets `advantage: null`, `group_flag: excluded`, and is left out
+//! of its group's mean and std: a failure never becomes a silent 0 in the baseline. A group
+//! with one scored sample (or a sample with no `group` id) gets advantage 0 and
+//! `group_flag: singleton_group` (verl would give `r/(1+ε)`, TRL a NaN std). A flat group gets
+//! advantage 0 for every member (`group_flag: flat_group`, counted in the summary). With
+//! `normalize_then_sum`, members of a reward-flat group can still get non-zero advantages when
+//! their components differ. `batch_std` and the `normalize_then_sum` whitening use the batch
+//! the stage sees: a `score_batch` call, or a chunk of 8,192 lines in `referee score`.
+
+pub mod advantage;
+pub mod diagnostics;
+
+pub use advantage::Estimator;
+pub use diagnostics::GroupReport;
+
+use crate::compile::Compiler;
+use crate::program::{ResultStatus, ScoreResult};
+use advantage::{group_advantages, mean_std};
+use diagnostics::Acc;
+use rayon::prelude::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The `group:` section of a spec file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupStageSpec {
+    /// The advantage estimator (default `grpo`).
+    #[serde(default)]
+    pub advantage: Estimator,
+    /// Added to the std before dividing (default 1e-4, as TRL).
+    #[serde(default = "default_epsilon")]
+    pub epsilon: f64,
+    /// How a multi-component reward is normalised (default `sum_then_normalize`).
+    #[serde(default)]
+    pub combine: Combine,
+    /// `normalize_then_sum` only: weight per named component (default 1 for each).
+    #[serde(default)]
+    pub weights: Option<BTreeMap<String, f64>>,
+    /// A sample passes when its reward is at least this (default 1.0).
+    #[serde(default = "default_pass")]
+    pub pass_threshold: f64,
+    /// A group whose reward std is at most this is flat (default 1e-9).
+    #[serde(default = "default_flat")]
+    pub flat_tolerance: f64,
+}
+
+fn default_epsilon() -> f64 {
+    1e-4
+}
+fn default_pass() -> f64 {
+    1.0
+}
+fn default_flat() -> f64 {
+    1e-9
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    #[default]
+    SumThenNormalize,
+    NormalizeThenSum,
+}
+
+/// Why a result's advantage is what it is, when that is not the ordinary case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupFlag {
+    /// Status error or no reward: no advantage, left out of the group's statistics.
+    Excluded,
+    /// The only scored sample of its group: advantage 0.
+    SingletonGroup,
+    /// Every scored sample of the group has the same reward: advantage 0 (no signal).
+    FlatGroup,
+}
+
+impl GroupFlag {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupFlag::Excluded => "excluded",
+            GroupFlag::SingletonGroup => "singleton_group",
+            GroupFlag::FlatGroup => "flat_group",
+        }
+    }
+}
+
+/// What the group stage wrote on one result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupOutcome {
+    /// `None` for excluded samples (and for every sample with `advantage: none`).
+    pub advantage: Option<f64>,
+    pub flag: Option<GroupFlag>,
+    /// Whether the estimator writes advantages at all (false for `none`).
+    pub has_advantage: bool,
+}
+
+/// The compiled `group:` section.
+#[derive(Debug, Clone)]
+pub struct GroupStage {
+    pub estimator: Estimator,
+    pub epsilon: f64,
+    pub combine: Combine,
+    /// `normalize_then_sum`: (component position, weight).
+    weights: Vec<(usize, f64)>,
+    pub pass_threshold: f64,
+    pub flat_tolerance: f64,
+}
+
+impl GroupStage {
+    /// Compiles the section; `names` are the program's component names in spec order. Every
+    /// problem is reported with its path under `/group`.
+    pub fn compile(v: &Value, names: &[Arc<str>], cx: &mut Compiler) -> Option<GroupStage> {
+        let spec = match serde_path_to_error::deserialize::<_, GroupStageSpec>(v) {
+            Ok(s) => s,
+            Err(e) => {
+                let inner = e.path().to_string();
+                let p = if inner == "." {
+                    "/group".to_string()
+                } else {
+                    format!("/group/{}", inner.replace('.', "/"))
+                };
+                cx.error(p, None, e.into_inner().to_string());
+                return None;
+            }
+        };
+        let mut bad = false;
+        let mut check = |cx: &mut Compiler, field: &str, ok: bool, msg: &str| {
+            if !ok {
+                bad = true;
+                cx.error(format!("/group/{field}"), None, msg);
+            }
+        };
+        check(
+            cx,
+            "epsilon",
+            spec.epsilon.is_finite() && spec.epsilon >= 0.0,
+            "must be a finite number ≥ 0",
+        );
+        check(
+            cx,
+            "flat_tolerance",
+            spec.flat_tolerance.is_finite() && spec.flat_tolerance >= 0.0,
+            "must be a finite number ≥ 0",
+        );
+        check(
+            cx,
+            "pass_threshold",
+            spec.pass_threshold.is_finite(),
+            "must be a finite number",
+        );
+        let mut weights = Vec::new();
+        match (spec.combine, &spec.weights) {
+            (Combine::SumThenNormalize, Some(_)) => check(
+                cx,
+                "weights",
+                false,
+                "`weights` applies only to `combine: normalize_then_sum` (with `sum_then_normalize` the grader's own weights combine the components)",
+            ),
+            (Combine::NormalizeThenSum, Some(w)) => {
+                for (k, &wt) in w {
+                    let path = format!("weights/{}", crate::compile::escape(k));
+                    match names.iter().position(|n| &**n == k) {
+                        Some(j) => {
+                            check(cx, &path, wt.is_finite(), "must be a finite number");
+                            weights.push((j, wt));
+                        }
+                        None => {
+                            let known: Vec<&str> = names.iter().map(|n| &**n).collect();
+                            check(
+                                cx,
+                                &path,
+                                false,
+                                &format!(
+                                    "no component is named `{k}`{}; named components: {}",
+                                    crate::compile::did_you_mean(k, &known),
+                                    if known.is_empty() {
+                                        "none".to_string()
+                                    } else {
+                                        known.join(", ")
+                                    }
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            (Combine::NormalizeThenSum, None) => {
+                weights = (0..names.len()).map(|j| (j, 1.0)).collect();
+            }
+            (Combine::SumThenNormalize, None) => {}
+        }
+        if spec.combine == Combine::NormalizeThenSum && names.is_empty() {
+            check(
+                cx,
+                "combine",
+                false,
+                "`normalize_then_sum` needs named components (`name:` on the grader's nodes)",
+            );
+        }
+        if bad {
+            return None;
+        }
+        Some(GroupStage {
+            estimator: spec.advantage,
+            epsilon: spec.epsilon,
+            combine: spec.combine,
+            weights,
+            pass_threshold: spec.pass_threshold,
+            flat_tolerance: spec.flat_tolerance,
+        })
+    }
+
+    /// Writes `group` on every result of `groups` (indices into `results`) and returns the
+    /// batch's diagnostics. `names` are the component names, in the order of every result's
+    /// `components`.
+    pub fn apply(
+        &self,
+        results: &mut [ScoreResult],
+        groups: &[Vec<usize>],
+        names: &[Arc<str>],
+    ) -> GroupReport {
+        let k = names.len();
+        let rs: &[ScoreResult] = results;
+        let nts = self.combine == Combine::NormalizeThenSum;
+        let batch_std = if self.estimator == Estimator::BatchStd && !nts {
+            let all: Vec<f64> = rs.iter().filter_map(scored).collect();
+            mean_std(&all).1
+        } else {
+            0.0
+        };
+        let comp_batch_std: Vec<f64> = if self.estimator == Estimator::BatchStd && nts {
+            (0..k)
+                .map(|j| {
+                    let v: Vec<f64> = rs
+                        .iter()
+                        .filter(|r| scored(r).is_some())
+                        .filter_map(|r| component(r, j))
+                        .collect();
+                    mean_std(&v).1
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (mut outs, acc) = groups
+            .par_iter()
+            .fold(
+                || (Vec::new(), Acc::new(k)),
+                |(mut outs, mut acc), idx| {
+                    self.one_group(rs, idx, batch_std, &comp_batch_std, &mut acc, &mut outs);
+                    (outs, acc)
+                },
+            )
+            .reduce(
+                || (Vec::new(), Acc::new(k)),
+                |(mut a, x), (mut b, y)| {
+                    if a.len() < b.len() {
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                    a.append(&mut b);
+                    (a, x.merge(y))
+                },
+            );
+        if nts && self.estimator != Estimator::None {
+            // GDPO: the weighted sum of normalised components is whitened over the batch.
+            let vals: Vec<f64> = outs
+                .iter()
+                .filter(|(_, o)| o.flag != Some(GroupFlag::SingletonGroup))
+                .filter_map(|(_, o)| o.advantage)
+                .collect();
+            let (m, s) = mean_std(&vals);
+            if vals.len() >= 2 {
+                for (_, o) in &mut outs {
+                    if o.flag != Some(GroupFlag::SingletonGroup) {
+                        if let Some(a) = &mut o.advantage {
+                            *a = (*a - m) / (s + self.epsilon);
+                        }
+                    }
+                }
+            }
+        }
+        for (i, o) in outs {
+            results[i].group = Some(o);
+        }
+        acc.into_report(names)
+    }
+
+    fn one_group(
+        &self,
+        rs: &[ScoreResult],
+        idx: &[usize],
+        batch_std: f64,
+        comp_batch_std: &[f64],
+        acc: &mut Acc,
+        outs: &mut Vec<(usize, GroupOutcome)>,
+    ) {
+        let has = self.estimator != Estimator::None;
+        let mut xs = Vec::with_capacity(idx.len());
+        let mut pos = Vec::with_capacity(idx.len());
+        for &i in idx {
+            match scored(&rs[i]) {
+                Some(v) => {
+                    xs.push(v);
+                    pos.push(i);
+                }
+                None => {
+                    acc.excluded += 1;
+                    outs.push((
+                        i,
+                        GroupOutcome {
+                            advantage: None,
+                            flag: Some(GroupFlag::Excluded),
+                            has_advantage: has,
+                        },
+                    ));
+                }
+            }
+        }
+        let n = xs.len();
+        if n == 0 {
+            acc.empty_groups += 1;
+            return;
+        }
+        acc.groups += 1;
+        let passed = xs.iter().filter(|&&x| x >= self.pass_threshold).count();
+        if passed == n {
+            acc.all_pass += 1;
+        } else if passed == 0 {
+            acc.all_fail += 1;
+        } else {
+            acc.mixed += 1;
+        }
+        let flag = if n == 1 {
+            acc.singleton_groups += 1;
+            Some(GroupFlag::SingletonGroup)
+        } else {
+            let (_, std) = mean_std(&xs);
+            acc.std_sum += std;
+            acc.std_groups += 1;
+            (std <= self.flat_tolerance).then(|| {
+                acc.flat_groups += 1;
+                GroupFlag::FlatGroup
+            })
+        };
+        let mut adv = vec![0.0; n];
+        if has && n > 1 {
+            match self.combine {
+                Combine::SumThenNormalize => {
+                    group_advantages(self.estimator, &xs, batch_std, self.epsilon, &mut adv);
+                    if flag == Some(GroupFlag::FlatGroup) {
+                        adv.fill(0.0); // no rounding residue: a flat group carries no signal
+                    }
+                }
+                Combine::NormalizeThenSum => {
+                    let mut vals = Vec::with_capacity(n);
+                    let mut at = Vec::with_capacity(n);
+                    let mut out = Vec::with_capacity(n);
+                    for &(j, w) in &self.weights {
+                        vals.clear();
+                        at.clear();
+                        for (p, &i) in pos.iter().enumerate() {
+                            if let Some(v) = component(&rs[i], j) {
+                                vals.push(v);
+                                at.push(p);
+                            }
+                        }
+                        out.clear();
+                        out.resize(vals.len(), 0.0);
+                        let bs = comp_batch_std.get(j).copied().unwrap_or(0.0);
+                        group_advantages(self.estimator, &vals, bs, self.epsilon, &mut out);
+                        for (&p, a) in at.iter().zip(&out) {
+                            adv[p] += w * a;
+                        }
+                    }
+                }
+            }
+        }
+        for j in 0..k_of(acc) {
+            let (mut min, mut max, mut c) = (f64::INFINITY, f64::NEG_INFINITY, 0);
+            for &i in &pos {
+                if let Some(v) = component(&rs[i], j) {
+                    min = min.min(v);
+                    max = max.max(v);
+                    c += 1;
+                }
+            }
+            acc.component_group(j, min, max, c, self.flat_tolerance);
+        }
+        for (p, &i) in pos.iter().enumerate() {
+            if k_of(acc) > 1 {
+                acc.sample_components(|j| component(&rs[i], j));
+            }
+            outs.push((
+                i,
+                GroupOutcome {
+                    advantage: has.then_some(adv[p]),
+                    flag,
+                    has_advantage: has,
+                },
+            ));
+        }
+    }
+}
+
+fn k_of(acc: &Acc) -> usize {
+    acc.sat.len()
+}
+
+/// The reward a sample contributes to its group's statistics: scored without error, finite.
+fn scored(r: &ScoreResult) -> Option<f64> {
+    match r.status {
+        ResultStatus::Error(_) => None,
+        _ => r.reward.filter(|v| v.is_finite()),
+    }
+}
+
+fn component(r: &ScoreResult, j: usize) -> Option<f64> {
+    r.components
+        .get(j)
+        .and_then(|c| c.1)
+        .filter(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod tests;
