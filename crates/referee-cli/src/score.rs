@@ -357,7 +357,7 @@ fn render_group(o: &mut String, g: &referee_core::group::GroupReport) {
     for (name, c) in &g.components {
         let _ = writeln!(
             o,
-            "  {name}: constant in {}/{} groups (always 1: {}, always 0: {})",
+            "  saturation of {name}: constant in {}/{} groups (always 1: {}, always 0: {})",
             c.constant, c.groups, c.always_one, c.always_zero
         );
     }

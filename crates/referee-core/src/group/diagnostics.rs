@@ -53,9 +53,9 @@ pub struct Saturation {
     pub groups: usize,
     /// ... and all of them equal.
     pub constant: usize,
-    /// ... and all of them ≥ 1.
+    /// ... constant at 1 or more (always passed).
     pub always_one: usize,
-    /// ... and all of them ≤ 0.
+    /// ... constant at 0 or less (never passed; a penalty that never fired).
     pub always_zero: usize,
     /// `constant / groups`: 1 means the component never separated two rollouts.
     pub frac_constant: Option<f64>,
@@ -178,12 +178,12 @@ impl Acc {
         s[0] += 1;
         if max - min <= tol {
             s[1] += 1;
-        }
-        if min >= 1.0 {
-            s[2] += 1;
-        }
-        if max <= 0.0 {
-            s[3] += 1;
+            if min >= 1.0 {
+                s[2] += 1;
+            }
+            if max <= 0.0 {
+                s[3] += 1;
+            }
         }
     }
 
