@@ -147,7 +147,7 @@ impl Acc {
         }
     }
 
-    pub fn merge(mut self, o: Acc) -> Acc {
+    pub fn merge(mut self, o: &Acc) -> Acc {
         self.groups += o.groups;
         self.empty_groups += o.empty_groups;
         self.singleton_groups += o.singleton_groups;

@@ -45,6 +45,7 @@
 //! the stage sees: a `score_batch` call, or a chunk of 8,192 lines in `referee score`.
 
 pub mod advantage;
+pub mod bradley_terry;
 pub mod diagnostics;
 
 pub use advantage::Estimator;
@@ -200,12 +201,10 @@ impl GroupStage {
             (Combine::NormalizeThenSum, Some(w)) => {
                 for (k, &wt) in w {
                     let path = format!("weights/{}", crate::compile::escape(k));
-                    match names.iter().position(|n| &**n == k) {
-                        Some(j) => {
-                            check(cx, &path, wt.is_finite(), "must be a finite number");
-                            weights.push((j, wt));
-                        }
-                        None => {
+                    if let Some(j) = names.iter().position(|n| &**n == k) {
+                        check(cx, &path, wt.is_finite(), "must be a finite number");
+                        weights.push((j, wt));
+                    } else {
                             let known: Vec<&str> = names.iter().map(|n| &**n).collect();
                             check(
                                 cx,
@@ -221,7 +220,6 @@ impl GroupStage {
                                     }
                                 ),
                             );
-                        }
                     }
                 }
             }
@@ -299,7 +297,7 @@ impl GroupStage {
                         std::mem::swap(&mut a, &mut b);
                     }
                     a.append(&mut b);
-                    (a, x.merge(y))
+                    (a, x.merge(&y))
                 },
             );
         if nts && self.estimator != Estimator::None {
@@ -339,22 +337,19 @@ impl GroupStage {
         let mut xs = Vec::with_capacity(idx.len());
         let mut pos = Vec::with_capacity(idx.len());
         for &i in idx {
-            match scored(&rs[i]) {
-                Some(v) => {
-                    xs.push(v);
-                    pos.push(i);
-                }
-                None => {
-                    acc.excluded += 1;
-                    outs.push((
-                        i,
-                        GroupOutcome {
-                            advantage: None,
-                            flag: Some(GroupFlag::Excluded),
-                            has_advantage: has,
-                        },
-                    ));
-                }
+            if let Some(v) = scored(&rs[i]) {
+                xs.push(v);
+                pos.push(i);
+            } else {
+                acc.excluded += 1;
+                outs.push((
+                    i,
+                    GroupOutcome {
+                        advantage: None,
+                        flag: Some(GroupFlag::Excluded),
+                        has_advantage: has,
+                    },
+                ));
             }
         }
         let n = xs.len();
