@@ -113,7 +113,7 @@ pub struct Identified<'a> {
 impl Serialize for Identified<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let r = self.result;
-        let mut st = ser.serialize_struct("Result", 10)?;
+        let mut st = ser.serialize_struct("Result", 11)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("reward", &r.reward)?;
         st.serialize_field("status", r.status.as_str())?;
@@ -131,6 +131,9 @@ impl Serialize for Identified<'_> {
             }
             if let Some(f) = g.flag {
                 st.serialize_field("group_flag", f.as_str())?;
+            }
+            if let Some(v) = g.group_reward {
+                st.serialize_field("group_reward", &v)?;
             }
         }
         if let Some(u) = &r.usage {

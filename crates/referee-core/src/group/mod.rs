@@ -84,6 +84,38 @@ pub struct GroupStageSpec {
     /// A group whose reward std is at most this is flat (default 1e-9).
     #[serde(default = "default_flat")]
     pub flat_tolerance: f64,
+    /// HERO stratified normalisation: advantages from reward-model scores ranked inside the
+    /// verifier's correct and wrong strata.
+    #[serde(default)]
+    pub hero: Option<HeroSpec>,
+}
+
+/// `hero:` the verifier's verdict bounds the reward model's score (Tao et al. 2025, HERO).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeroSpec {
+    /// Named component giving the verdict (correct when ≥ 0.5).
+    pub verifier: String,
+    /// Named component giving the reward-model score.
+    pub reward_model: String,
+    /// Wrong answers get `[−alpha, alpha]` (default 0.1).
+    #[serde(default = "default_hero")]
+    pub alpha: f64,
+    /// Correct answers get `[1 − beta, 1 + beta]` (default 0.1).
+    #[serde(default = "default_hero")]
+    pub beta: f64,
+}
+
+fn default_hero() -> f64 {
+    0.1
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Hero {
+    verifier: usize,
+    reward_model: usize,
+    alpha: f64,
+    beta: f64,
 }
 
 fn default_epsilon() -> f64 {
@@ -134,6 +166,8 @@ pub struct GroupOutcome {
     pub flag: Option<GroupFlag>,
     /// Whether the estimator writes advantages at all (false for `none`).
     pub has_advantage: bool,
+    /// The value the advantage was computed from when it is not the reward (HERO).
+    pub group_reward: Option<f64>,
 }
 
 /// The compiled `group:` section.
@@ -146,6 +180,7 @@ pub struct GroupStage {
     weights: Vec<(usize, f64)>,
     pub pass_threshold: f64,
     pub flat_tolerance: f64,
+    hero: Option<Hero>,
 }
 
 impl GroupStage {
@@ -236,6 +271,57 @@ impl GroupStage {
                 "`normalize_then_sum` needs named components (`name:` on the grader's nodes)",
             );
         }
+        let mut hero = None;
+        if let Some(h) = &spec.hero {
+            let mut find = |cx: &mut Compiler, field: &str, name: &str| {
+                let j = names.iter().position(|n| &**n == name);
+                if j.is_none() {
+                    let known: Vec<&str> = names.iter().map(|n| &**n).collect();
+                    check(
+                        cx,
+                        &format!("hero/{field}"),
+                        false,
+                        &format!(
+                            "no component is named `{name}`{}; named components: {}",
+                            crate::compile::did_you_mean(name, &known),
+                            if known.is_empty() {
+                                "none".to_string()
+                            } else {
+                                known.join(", ")
+                            }
+                        ),
+                    );
+                }
+                j
+            };
+            let v = find(cx, "verifier", &h.verifier);
+            let m = find(cx, "reward_model", &h.reward_model);
+            let ok = h.alpha.is_finite()
+                && h.beta.is_finite()
+                && h.alpha >= 0.0
+                && h.beta >= 0.0
+                && h.alpha + h.beta < 1.0;
+            check(
+                cx,
+                "hero",
+                ok,
+                "`alpha` and `beta` must be ≥ 0 with alpha + beta < 1 (so no wrong answer outscores a correct one)",
+            );
+            check(
+                cx,
+                "hero",
+                spec.combine == Combine::SumThenNormalize,
+                "`hero` replaces the reward the estimator sees; it cannot be combined with `normalize_then_sum`",
+            );
+            if let (Some(verifier), Some(reward_model)) = (v, m) {
+                hero = Some(Hero {
+                    verifier,
+                    reward_model,
+                    alpha: h.alpha,
+                    beta: h.beta,
+                });
+            }
+        }
         if bad {
             return None;
         }
@@ -246,6 +332,7 @@ impl GroupStage {
             weights,
             pass_threshold: spec.pass_threshold,
             flat_tolerance: spec.flat_tolerance,
+            hero,
         })
     }
 
@@ -262,7 +349,10 @@ impl GroupStage {
         let rs: &[ScoreResult] = results;
         let nts = self.combine == Combine::NormalizeThenSum;
         let batch_std = if self.estimator == Estimator::BatchStd && !nts {
-            let all: Vec<f64> = rs.iter().filter_map(scored).collect();
+            let all: Vec<f64> = groups
+                .iter()
+                .flat_map(|idx| self.inputs(rs, idx).0)
+                .collect();
             mean_std(&all).1
         } else {
             0.0
@@ -334,12 +424,12 @@ impl GroupStage {
         outs: &mut Vec<(usize, GroupOutcome)>,
     ) {
         let has = self.estimator != Estimator::None;
-        let mut xs = Vec::with_capacity(idx.len());
-        let mut pos = Vec::with_capacity(idx.len());
+        let (xs, pos) = self.inputs(rs, idx);
+        // `pos` is a subsequence of `idx`: walk both.
+        let mut next = pos.iter().peekable();
         for &i in idx {
-            if let Some(v) = scored(&rs[i]) {
-                xs.push(v);
-                pos.push(i);
+            if next.peek() == Some(&&i) {
+                next.next();
             } else {
                 acc.excluded += 1;
                 outs.push((
@@ -348,6 +438,7 @@ impl GroupStage {
                         advantage: None,
                         flag: Some(GroupFlag::Excluded),
                         has_advantage: has,
+                        group_reward: None,
                     },
                 ));
             }
@@ -358,7 +449,11 @@ impl GroupStage {
             return;
         }
         acc.groups += 1;
-        let passed = xs.iter().filter(|&&x| x >= self.pass_threshold).count();
+        // Pass/fail is about the raw reward, whatever the estimator sees.
+        let passed = pos
+            .iter()
+            .filter(|&&i| scored(&rs[i]).is_some_and(|x| x >= self.pass_threshold))
+            .count();
         if passed == n {
             acc.all_pass += 1;
         } else if passed == 0 {
@@ -432,9 +527,57 @@ impl GroupStage {
                     advantage: has.then_some(adv[p]),
                     flag,
                     has_advantage: has,
+                    group_reward: self.hero.map(|_| xs[p]),
                 },
             ));
         }
+    }
+}
+
+impl GroupStage {
+    /// The values the estimator sees for one group, with the positions (into `rs`) of the
+    /// samples that have one: the reward of every scored sample, or with HERO the stratified
+    /// reward-model score of every scored sample that has both components.
+    fn inputs(&self, rs: &[ScoreResult], idx: &[usize]) -> (Vec<f64>, Vec<usize>) {
+        let mut xs = Vec::with_capacity(idx.len());
+        let mut pos = Vec::with_capacity(idx.len());
+        let Some(h) = self.hero else {
+            for &i in idx {
+                if let Some(v) = scored(&rs[i]) {
+                    xs.push(v);
+                    pos.push(i);
+                }
+            }
+            return (xs, pos);
+        };
+        let mut ok = Vec::with_capacity(idx.len());
+        // [min, max] of the reward-model score per stratum (0 wrong, 1 correct).
+        let mut range = [(f64::INFINITY, f64::NEG_INFINITY); 2];
+        for &i in idx {
+            if scored(&rs[i]).is_none() {
+                continue;
+            }
+            if let (Some(v), Some(m)) = (
+                component(&rs[i], h.verifier),
+                component(&rs[i], h.reward_model),
+            ) {
+                let s = usize::from(v >= 0.5);
+                range[s].0 = range[s].0.min(m);
+                range[s].1 = range[s].1.max(m);
+                ok.push((i, s, m));
+            }
+        }
+        for (i, s, m) in ok {
+            let (lo, hi) = range[s];
+            let t = if hi > lo { (m - lo) / (hi - lo) } else { 0.5 };
+            xs.push(if s == 1 {
+                1.0 - h.beta + 2.0 * h.beta * t
+            } else {
+                -h.alpha + 2.0 * h.alpha * t
+            });
+            pos.push(i);
+        }
+        (xs, pos)
     }
 }
 

@@ -260,3 +260,68 @@ fn the_documented_example_compiles() {
     let p = Program::compile_str(&yaml).unwrap();
     assert_eq!(p.group_stage().unwrap().estimator, Estimator::Grpo);
 }
+
+#[test]
+fn hero_ranks_the_reward_model_inside_the_verifier_strata() {
+    let p = program("{advantage: dr_grpo, hero: {verifier: a, reward_model: b}}");
+    let mut rs = vec![
+        ok(1.0, Some(1.0), Some(0.2)),
+        ok(1.0, Some(1.0), Some(0.8)),
+        ok(0.9, Some(0.0), Some(0.9)), // wrong, but the reward model loves it
+        ok(0.1, Some(0.0), Some(0.1)),
+        ok(1.0, Some(1.0), Some(0.5)),
+        ok(1.0, Some(1.0), None), // no reward-model score: excluded, not a 0
+    ];
+    let rep = run(&p, &mut rs, &[vec![0, 1, 2, 3, 4, 5]]);
+    let hero: Vec<Option<f64>> = rs.iter().map(|r| r.group.unwrap().group_reward).collect();
+    // Correct: 1 − 0.1 + 0.2·(rm − 0.2)/0.6; wrong: −0.1 + 0.2·(rm − 0.1)/0.8.
+    close(
+        &hero,
+        &[Some(0.9), Some(1.1), Some(0.1), Some(-0.1), Some(1.0), None],
+    );
+    // dr_grpo on those: mean 0.6.
+    close(
+        &advs(&rs),
+        &[
+            Some(0.3),
+            Some(0.5),
+            Some(-0.5),
+            Some(-0.7),
+            Some(0.4),
+            None,
+        ],
+    );
+    assert_eq!(rs[5].group.unwrap().flag, Some(GroupFlag::Excluded));
+    assert_eq!(rep.excluded_samples, 1);
+    let j = serde_json::to_value(rs[2].with_id(None, None)).unwrap();
+    assert!((j["group_reward"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+    assert_eq!(j["reward"], 0.9, "the raw reward is untouched");
+}
+
+#[test]
+fn hero_compile_errors() {
+    for (g, path, msg) in [
+        (
+            "{hero: {verifier: a, reward_model: c}}",
+            "/group/hero/reward_model",
+            "no component is named `c`",
+        ),
+        (
+            "{hero: {verifier: a, reward_model: b, alpha: 0.5, beta: 0.5}}",
+            "/group/hero",
+            "alpha + beta < 1",
+        ),
+        (
+            "{combine: normalize_then_sum, hero: {verifier: a, reward_model: b}}",
+            "/group/hero",
+            "normalize_then_sum",
+        ),
+    ] {
+        let e = Program::compile_str(&TWO.replace("GROUP", g)).unwrap_err();
+        assert!(
+            e.0.iter()
+                .any(|x| x.path == path && x.message.contains(msg)),
+            "{g}: {e:?}"
+        );
+    }
+}
