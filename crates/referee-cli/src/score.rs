@@ -232,7 +232,8 @@ fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec
         })
         .collect();
     // The group stage sees the chunk as its batch (batch std, diagnostics).
-    let report = program.apply_group_stage(&mut results, &groups);
+    let samples: Vec<Option<&Sample>> = parsed.iter().map(|p| p.as_ref().ok()).collect();
+    let report = program.apply_group_stage(&mut results, &groups, &samples);
     let mut out = Vec::with_capacity(256 * n);
     let mut sum = Summary::default();
     for (i, (p, r)) in parsed.iter().zip(&results).enumerate() {

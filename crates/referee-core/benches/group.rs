@@ -84,7 +84,7 @@ fn bench(c: &mut Criterion) {
         );
         let p = Program::compile_str(&spec).unwrap();
         g.bench_function(format!("{name}/1M_x16"), |bch| {
-            bch.iter(|| black_box(p.apply_group_stage(&mut results, &groups)));
+            bch.iter(|| black_box(p.apply_group_stage(&mut results, &groups, &[])));
         });
     }
     g.finish();

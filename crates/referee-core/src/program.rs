@@ -285,7 +285,8 @@ impl Program {
     pub fn score_group(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
         let mut rs = self.score_group_unstaged(samples, explain);
         if let Some(g) = &self.group {
-            g.apply(&mut rs, &[(0..samples.len()).collect()], &self.names);
+            let refs: Vec<Option<&Sample>> = samples.iter().map(|s| Some(*s)).collect();
+            g.apply(&mut rs, &[(0..samples.len()).collect()], &self.names, &refs);
         }
         rs
     }
@@ -297,14 +298,17 @@ impl Program {
 
     /// Runs the group stage (if any) on results already scored: `groups` are indices into
     /// `results` (see [`group_indices`]). For shells that gather groups themselves.
+    /// `samples[i]` is the sample `results[i]` was scored from (`None` for input that never
+    /// became a sample); the stage reads them only for `majority_vote`.
     pub fn apply_group_stage(
         &self,
         results: &mut [ScoreResult],
         groups: &[Vec<usize>],
+        samples: &[Option<&Sample>],
     ) -> Option<GroupReport> {
         self.group
             .as_ref()
-            .map(|g| g.apply(results, groups, &self.names))
+            .map(|g| g.apply(results, groups, &self.names, samples))
     }
 
     /// [`Program::score_group`] without the group stage: the rewards of one group, scored
@@ -371,7 +375,8 @@ impl Program {
         } else {
             self.par_map(samples.len(), |i| self.run(&samples[i], explain))
         };
-        let report = self.apply_group_stage(&mut out, &groups);
+        let refs: Vec<Option<&Sample>> = samples.iter().map(Some).collect();
+        let report = self.apply_group_stage(&mut out, &groups, &refs);
         (out, report)
     }
 

@@ -89,6 +89,7 @@ fn every_group_suite_passes() {
             per_sample(want, &field("reward"), "reward", &mut bad);
             per_sample(want, &field("status"), "status", &mut bad);
             per_sample(want, &field("group_flag"), "flag", &mut bad);
+            per_sample(want, &field("group_reward"), "group_reward", &mut bad);
             if want.get("advantage") == Some(&Value::String("absent".into())) {
                 if json.iter().any(|j| j.get("advantage").is_some()) {
                     bad.push("advantage: want absent".into());
@@ -124,7 +125,7 @@ fn every_group_suite_passes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(n >= 15, "only {n} cases");
+    assert!(n >= 25, "only {n} cases");
 }
 
 #[test]

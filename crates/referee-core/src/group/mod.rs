@@ -88,6 +88,61 @@ pub struct GroupStageSpec {
     /// verifier's correct and wrong strata.
     #[serde(default)]
     pub hero: Option<HeroSpec>,
+    /// Label-free reward: 1 for agreeing with the group's most common answer, else 0.
+    #[serde(default)]
+    pub majority_vote: Option<MajoritySpec>,
+}
+
+/// `majority_vote:` the estimator sees agreement with the group's most common answer (TTRL-style
+/// test-time RL without labels).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MajoritySpec {
+    /// Where the answer is read (template, default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// `strict` (default: boxes, answer phrases, `####`, as `math_equiv`), `boxed`, `lenient`,
+    /// or `none` (the rendered text, trimmed, is the answer).
+    #[serde(default)]
+    pub extract: MajorityExtract,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MajorityExtract {
+    #[default]
+    Strict,
+    Boxed,
+    Lenient,
+    None,
+}
+
+#[derive(Debug, Clone)]
+struct Majority {
+    answer: crate::template::Template,
+    mode: referee_math::ExtractMode,
+}
+
+impl Majority {
+    /// The answer's key: the extracted answer's canonical math form when it parses, else its
+    /// trimmed text. `None` when there is no answer (no marker, missing field, a `?`).
+    fn key(&self, s: &crate::Sample) -> Option<String> {
+        let text = self.answer.render(s).ok()?;
+        let raw = match self.mode {
+            referee_math::ExtractMode::Bare => text.trim().to_string(),
+            mode => {
+                let e = referee_math::extract(&text, mode)?;
+                if e.questioned {
+                    return None;
+                }
+                e.text()
+            }
+        };
+        if raw.is_empty() {
+            return None;
+        }
+        Some(referee_math::parse(&raw).map_or(raw, |p| p.canonical()))
+    }
 }
 
 /// `hero:` the verifier's verdict bounds the reward model's score (Tao et al. 2025, HERO).
@@ -181,6 +236,7 @@ pub struct GroupStage {
     pub pass_threshold: f64,
     pub flat_tolerance: f64,
     hero: Option<Hero>,
+    majority: Option<Majority>,
 }
 
 impl GroupStage {
@@ -322,6 +378,34 @@ impl GroupStage {
                 });
             }
         }
+        let mut majority = None;
+        if let Some(m) = &spec.majority_vote {
+            check(
+                cx,
+                "majority_vote",
+                spec.hero.is_none() && spec.combine == Combine::SumThenNormalize,
+                "`majority_vote` replaces the reward the estimator sees; it cannot be combined with `hero` or `normalize_then_sum`",
+            );
+            let answer = match &m.answer {
+                None => Some(crate::template::Template::output_text()),
+                Some(src) => match crate::template::Template::parse(src) {
+                    Ok(t) => Some(t),
+                    Err(es) => {
+                        for e in es {
+                            check(cx, "majority_vote/answer", false, &e);
+                        }
+                        None
+                    }
+                },
+            };
+            let mode = match m.extract {
+                MajorityExtract::Strict => referee_math::ExtractMode::STRICT,
+                MajorityExtract::Boxed => referee_math::ExtractMode::BOXED,
+                MajorityExtract::Lenient => referee_math::ExtractMode::LENIENT,
+                MajorityExtract::None => referee_math::ExtractMode::Bare,
+            };
+            majority = answer.map(|answer| Majority { answer, mode });
+        }
         if bad {
             return None;
         }
@@ -333,17 +417,21 @@ impl GroupStage {
             pass_threshold: spec.pass_threshold,
             flat_tolerance: spec.flat_tolerance,
             hero,
+            majority,
         })
     }
 
     /// Writes `group` on every result of `groups` (indices into `results`) and returns the
     /// batch's diagnostics. `names` are the component names, in the order of every result's
     /// `components`.
+    /// `samples[i]` is the sample of `results[i]` (`None` for a line that never parsed; may be
+    /// empty when no option reads the samples).
     pub fn apply(
         &self,
         results: &mut [ScoreResult],
         groups: &[Vec<usize>],
         names: &[Arc<str>],
+        samples: &[Option<&crate::Sample>],
     ) -> GroupReport {
         let k = names.len();
         let rs: &[ScoreResult] = results;
@@ -351,7 +439,7 @@ impl GroupStage {
         let batch_std = if self.estimator == Estimator::BatchStd && !nts {
             let all: Vec<f64> = groups
                 .iter()
-                .flat_map(|idx| self.inputs(rs, idx).0)
+                .flat_map(|idx| self.inputs(rs, idx, samples).0)
                 .collect();
             mean_std(&all).1
         } else {
@@ -376,7 +464,15 @@ impl GroupStage {
             .fold(
                 || (Vec::new(), Acc::new(k)),
                 |(mut outs, mut acc), idx| {
-                    self.one_group(rs, idx, batch_std, &comp_batch_std, &mut acc, &mut outs);
+                    self.one_group(
+                        rs,
+                        samples,
+                        idx,
+                        batch_std,
+                        &comp_batch_std,
+                        &mut acc,
+                        &mut outs,
+                    );
                     (outs, acc)
                 },
             )
@@ -414,9 +510,11 @@ impl GroupStage {
         acc.into_report(names)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn one_group(
         &self,
         rs: &[ScoreResult],
+        samples: &[Option<&crate::Sample>],
         idx: &[usize],
         batch_std: f64,
         comp_batch_std: &[f64],
@@ -424,7 +522,7 @@ impl GroupStage {
         outs: &mut Vec<(usize, GroupOutcome)>,
     ) {
         let has = self.estimator != Estimator::None;
-        let (xs, pos) = self.inputs(rs, idx);
+        let (xs, pos) = self.inputs(rs, idx, samples);
         // `pos` is a subsequence of `idx`: walk both.
         let mut next = pos.iter().peekable();
         for &i in idx {
@@ -527,7 +625,7 @@ impl GroupStage {
                     advantage: has.then_some(adv[p]),
                     flag,
                     has_advantage: has,
-                    group_reward: self.hero.map(|_| xs[p]),
+                    group_reward: (self.hero.is_some() || self.majority.is_some()).then(|| xs[p]),
                 },
             ));
         }
@@ -538,9 +636,38 @@ impl GroupStage {
     /// The values the estimator sees for one group, with the positions (into `rs`) of the
     /// samples that have one: the reward of every scored sample, or with HERO the stratified
     /// reward-model score of every scored sample that has both components.
-    fn inputs(&self, rs: &[ScoreResult], idx: &[usize]) -> (Vec<f64>, Vec<usize>) {
+    fn inputs(
+        &self,
+        rs: &[ScoreResult],
+        idx: &[usize],
+        samples: &[Option<&crate::Sample>],
+    ) -> (Vec<f64>, Vec<usize>) {
         let mut xs = Vec::with_capacity(idx.len());
         let mut pos = Vec::with_capacity(idx.len());
+        if let Some(m) = &self.majority {
+            let keys: Vec<(usize, Option<String>)> = idx
+                .iter()
+                .filter(|&&i| scored(&rs[i]).is_some())
+                .map(|&i| (i, samples.get(i).copied().flatten().and_then(|s| m.key(s))))
+                .collect();
+            // The most common answer; a tie goes to the answer seen first (deterministic).
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for k in keys.iter().filter_map(|(_, k)| k.as_deref()) {
+                match counts.iter_mut().find(|(c, _)| *c == k) {
+                    Some(c) => c.1 += 1,
+                    None => counts.push((k, 1)),
+                }
+            }
+            let best = counts
+                .iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(std::cmp::Ordering::Greater));
+            let best = best.map(|b| b.0);
+            for (i, k) in &keys {
+                xs.push(f64::from(u8::from(k.is_some() && k.as_deref() == best)));
+                pos.push(*i);
+            }
+            return (xs, pos);
+        }
         let Some(h) = self.hero else {
             for &i in idx {
                 if let Some(v) = scored(&rs[i]) {

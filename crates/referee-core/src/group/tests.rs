@@ -34,7 +34,7 @@ fn error() -> ResultStatus {
 }
 
 fn run(p: &Program, rs: &mut [ScoreResult], groups: &[Vec<usize>]) -> GroupReport {
-    p.apply_group_stage(rs, groups).expect("stage on")
+    p.apply_group_stage(rs, groups, &[]).expect("stage on")
 }
 
 fn advs(rs: &[ScoreResult]) -> Vec<Option<f64>> {
