@@ -91,6 +91,65 @@ pub struct GroupStageSpec {
     /// Label-free reward: 1 for agreeing with the group's most common answer, else 0.
     #[serde(default)]
     pub majority_vote: Option<MajoritySpec>,
+    /// Distributional reward for numeric predictions: each rollout's leave-one-out CRPS credit.
+    #[serde(default)]
+    pub crps: Option<CrpsSpec>,
+}
+
+/// `crps:` the group's predictions form an empirical distribution scored against the target
+/// with the continuous ranked probability score; each rollout is credited with how much the
+/// group's CRPS gets worse without it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrpsSpec {
+    /// Where the prediction is read (template, default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub prediction: Option<String>,
+    /// The observed value (template), e.g. `{{item.answer}}`.
+    pub target: String,
+    /// How the prediction is found in the text: `strict` (default), `boxed`, `lenient`, or
+    /// `none` (the whole rendered text).
+    #[serde(default)]
+    pub extract: MajorityExtract,
+}
+
+#[derive(Debug, Clone)]
+struct Crps {
+    prediction: crate::template::Template,
+    target: crate::template::Template,
+    mode: referee_math::ExtractMode,
+}
+
+/// A number from text: the extracted answer (per `mode`), without thousands separators or `$`.
+fn number_in(text: &str, mode: referee_math::ExtractMode) -> Option<f64> {
+    let raw = match mode {
+        referee_math::ExtractMode::Bare => text.trim().to_string(),
+        mode => {
+            let e = referee_math::extract(text, mode)?;
+            if e.questioned || e.parts.len() != 1 {
+                return None; // a hedge is not a prediction
+            }
+            e.text()
+        }
+    };
+    let cleaned: String = raw
+        .chars()
+        .filter(|c| !matches!(c, ',' | '$' | ' '))
+        .collect();
+    cleaned.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// CRPS of the empirical distribution of `xs` at `y`: `E|X − y| − ½ E|X − X'|` (lower is better).
+pub fn crps(xs: &[f64], y: f64) -> f64 {
+    let n = xs.len() as f64;
+    let a = xs.iter().map(|x| (x - y).abs()).sum::<f64>() / n;
+    let mut b = 0.0;
+    for x in xs {
+        for z in xs {
+            b += (x - z).abs();
+        }
+    }
+    a - b / (2.0 * n * n)
 }
 
 /// `majority_vote:` the estimator sees agreement with the group's most common answer (TTRL-style
@@ -237,6 +296,7 @@ pub struct GroupStage {
     pub flat_tolerance: f64,
     hero: Option<Hero>,
     majority: Option<Majority>,
+    crps: Option<Crps>,
 }
 
 impl GroupStage {
@@ -398,13 +458,40 @@ impl GroupStage {
                     }
                 },
             };
-            let mode = match m.extract {
-                MajorityExtract::Strict => referee_math::ExtractMode::STRICT,
-                MajorityExtract::Boxed => referee_math::ExtractMode::BOXED,
-                MajorityExtract::Lenient => referee_math::ExtractMode::LENIENT,
-                MajorityExtract::None => referee_math::ExtractMode::Bare,
-            };
+            let mode = extract_mode(m.extract);
             majority = answer.map(|answer| Majority { answer, mode });
+        }
+        let mut crps_stage = None;
+        if let Some(c) = &spec.crps {
+            check(
+                cx,
+                "crps",
+                spec.hero.is_none()
+                    && spec.majority_vote.is_none()
+                    && spec.combine == Combine::SumThenNormalize,
+                "`crps` replaces the reward the estimator sees; it cannot be combined with `hero`, `majority_vote` or `normalize_then_sum`",
+            );
+            let mut tpl = |cx: &mut Compiler, field: &str, src: Option<&str>| match src {
+                None => Some(crate::template::Template::output_text()),
+                Some(src) => match crate::template::Template::parse(src) {
+                    Ok(t) => Some(t),
+                    Err(es) => {
+                        for e in es {
+                            check(cx, &format!("crps/{field}"), false, &e);
+                        }
+                        None
+                    }
+                },
+            };
+            let prediction = tpl(cx, "prediction", c.prediction.as_deref());
+            let target = tpl(cx, "target", Some(&c.target));
+            if let (Some(prediction), Some(target)) = (prediction, target) {
+                crps_stage = Some(Crps {
+                    prediction,
+                    target,
+                    mode: extract_mode(c.extract),
+                });
+            }
         }
         if bad {
             return None;
@@ -418,6 +505,7 @@ impl GroupStage {
             flat_tolerance: spec.flat_tolerance,
             hero,
             majority,
+            crps: crps_stage,
         })
     }
 
@@ -625,7 +713,10 @@ impl GroupStage {
                     advantage: has.then_some(adv[p]),
                     flag,
                     has_advantage: has,
-                    group_reward: (self.hero.is_some() || self.majority.is_some()).then(|| xs[p]),
+                    group_reward: (self.hero.is_some()
+                        || self.majority.is_some()
+                        || self.crps.is_some())
+                    .then(|| xs[p]),
                 },
             ));
         }
@@ -644,6 +735,75 @@ impl GroupStage {
     ) -> (Vec<f64>, Vec<usize>) {
         let mut xs = Vec::with_capacity(idx.len());
         let mut pos = Vec::with_capacity(idx.len());
+        if let Some(c) = &self.crps {
+            // (index, prediction) of the scored samples whose target parses.
+            let mut preds: Vec<(usize, Option<f64>)> = Vec::with_capacity(idx.len());
+            let mut target = None;
+            for &i in idx {
+                let Some(s) = samples.get(i).copied().flatten() else {
+                    continue;
+                };
+                if scored(&rs[i]).is_none() {
+                    continue;
+                }
+                let Some(y) = c
+                    .target
+                    .render(s)
+                    .ok()
+                    .and_then(|t| number_in(&t, referee_math::ExtractMode::Bare))
+                else {
+                    continue;
+                };
+                target = Some(y);
+                let x = c
+                    .prediction
+                    .render(s)
+                    .ok()
+                    .and_then(|t| number_in(&t, c.mode));
+                preds.push((i, x));
+            }
+            let Some(y) = target else {
+                return (xs, pos);
+            };
+            let vals: Vec<f64> = preds.iter().filter_map(|p| p.1).collect();
+            let whole = if vals.is_empty() { 0.0 } else { crps(&vals, y) };
+            let mut rest = Vec::with_capacity(vals.len());
+            let mut credits = Vec::with_capacity(preds.len());
+            let mut k = 0;
+            for (_, x) in &preds {
+                credits.push(x.map(|_| {
+                    rest.clear();
+                    rest.extend(
+                        vals.iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != k)
+                            .map(|(_, v)| *v),
+                    );
+                    k += 1;
+                    if rest.is_empty() {
+                        0.0
+                    } else {
+                        crps(&rest, y) - whole
+                    }
+                }));
+            }
+            // No number is a wrong answer: the group's lowest credit, never a neutral 0.
+            let worst = credits
+                .iter()
+                .flatten()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            let worst = if worst.is_finite() {
+                worst.min(0.0)
+            } else {
+                0.0
+            };
+            for ((i, _), cr) in preds.iter().zip(credits) {
+                xs.push(cr.unwrap_or(worst));
+                pos.push(*i);
+            }
+            return (xs, pos);
+        }
         if let Some(m) = &self.majority {
             let keys: Vec<(usize, Option<String>)> = idx
                 .iter()
@@ -705,6 +865,15 @@ impl GroupStage {
             pos.push(i);
         }
         (xs, pos)
+    }
+}
+
+fn extract_mode(e: MajorityExtract) -> referee_math::ExtractMode {
+    match e {
+        MajorityExtract::Strict => referee_math::ExtractMode::STRICT,
+        MajorityExtract::Boxed => referee_math::ExtractMode::BOXED,
+        MajorityExtract::Lenient => referee_math::ExtractMode::LENIENT,
+        MajorityExtract::None => referee_math::ExtractMode::Bare,
     }
 }
 
