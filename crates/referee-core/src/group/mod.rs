@@ -24,6 +24,34 @@
 //!   all-pass / all-fail / mixed counts.
 //! - `flat_tolerance` (default `1e-9`): a group of two or more whose reward std is at most this
 //!   is flat.
+//! - At most one of these replaces the value the estimator sees (written as `group_reward`;
+//!   `reward` stays the grader's):
+//!   - `hero: {verifier, reward_model, alpha: 0.1, beta: 0.1}` (HERO, Tao et al. 2025):
+//!     inside each group the reward-model score is min-max ranked within the verifier-correct
+//!     stratum into `[1 − beta, 1 + beta]` and within the wrong stratum into `[−alpha, alpha]`
+//!     (`alpha + beta < 1`), so no wrong answer ever outscores a correct one. A stratum whose
+//!     scores are all equal gets its midpoint (the paper's formula would give its bottom). A
+//!     sample missing either component is excluded.
+//!   - `majority_vote: {answer: "{{sample.output_text}}", extract: strict}`: 1 for agreeing with
+//!     the group's most common answer, 0 otherwise (label-free, TTRL-style). Answers are
+//!     extracted as `math_equiv` does (`strict`, `boxed`, `lenient`, or `none` for the trimmed
+//!     text) and compared by canonical math form, so `1/2` and `\frac12` vote together. No
+//!     answer never agrees. *Known failure modes:* the majority is only as right as the policy
+//!     (a confidently wrong majority is reinforced; entropy collapses toward whatever the group
+//!     already says); a tie goes to the answer seen first; answer spraying is a hedge and gets
+//!     no answer under `strict`, but an answer copied from the prompt can win the vote.
+//!   - `crps: {prediction: "{{sample.output_text}}", target, extract: strict}`: the group's
+//!     numeric predictions are an empirical distribution scored against `target` with the
+//!     continuous ranked probability score `E|X − y| − ½E|X − X'|`; each rollout's value is
+//!     its leave-one-out credit `CRPS(without it) − CRPS(all)` (positive when it helped). A
+//!     rollout with no single number gets the group's lowest credit (at most 0); a sample whose
+//!     target does not parse is excluded. *Known failure modes:* credit is relative to the
+//!     group, so a group that is uniformly far off still hands out positive credit to its
+//!     least-bad member; CRPS is scale-dependent (targets in thousands give larger
+//!     advantages before normalisation).
+//!
+//! Bradley–Terry fitting for tie-breaks lives in [`bradley_terry`] (Hunter's MM algorithm with
+//! a small virtual-comparison prior, fitted per connected component of the comparison graph).
 //!
 //! *Example:*
 //! ```yaml
