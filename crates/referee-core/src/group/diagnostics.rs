@@ -31,6 +31,12 @@ pub struct GroupReport {
     pub frac_flat: Option<f64>,
     /// Samples left out of the statistics: status error, or no reward.
     pub excluded_samples: usize,
+    /// `tie_break`: flat groups spread by the tournament, flat groups left flat (every call
+    /// failed), judge calls made and calls that failed or did not parse.
+    pub tie_broken_groups: usize,
+    pub tie_unbroken_groups: usize,
+    pub tie_break_calls: usize,
+    pub tie_break_failures: usize,
     /// Mean over groups of two or more of the sample std of the rewards.
     pub mean_within_group_std: Option<f64>,
     /// Per named component: in how many groups (of two or more values) it was constant,
@@ -121,6 +127,10 @@ pub(crate) struct Acc {
     pub all_fail: usize,
     pub mixed: usize,
     pub excluded: usize,
+    pub tie_broken: usize,
+    pub tie_unbroken: usize,
+    pub tie_calls: usize,
+    pub tie_failures: usize,
     pub std_sum: f64,
     pub std_groups: usize,
     /// `[groups, constant, always_one, always_zero]` per component.
@@ -140,6 +150,10 @@ impl Acc {
             all_fail: 0,
             mixed: 0,
             excluded: 0,
+            tie_broken: 0,
+            tie_unbroken: 0,
+            tie_calls: 0,
+            tie_failures: 0,
             std_sum: 0.0,
             std_groups: 0,
             sat: vec![[0; 4]; k],
@@ -156,6 +170,10 @@ impl Acc {
         self.all_fail += o.all_fail;
         self.mixed += o.mixed;
         self.excluded += o.excluded;
+        self.tie_broken += o.tie_broken;
+        self.tie_unbroken += o.tie_unbroken;
+        self.tie_calls += o.tie_calls;
+        self.tie_failures += o.tie_failures;
         self.std_sum += o.std_sum;
         self.std_groups += o.std_groups;
         for (a, b) in self.sat.iter_mut().zip(&o.sat) {
@@ -212,6 +230,10 @@ impl Acc {
             all_fail: self.all_fail,
             mixed: self.mixed,
             excluded_samples: self.excluded,
+            tie_broken_groups: self.tie_broken,
+            tie_unbroken_groups: self.tie_unbroken,
+            tie_break_calls: self.tie_calls,
+            tie_break_failures: self.tie_failures,
             std_sum: self.std_sum,
             std_groups: self.std_groups,
             ..GroupReport::default()
@@ -253,6 +275,10 @@ impl GroupReport {
         self.all_fail += o.all_fail;
         self.mixed += o.mixed;
         self.excluded_samples += o.excluded_samples;
+        self.tie_broken_groups += o.tie_broken_groups;
+        self.tie_unbroken_groups += o.tie_unbroken_groups;
+        self.tie_break_calls += o.tie_break_calls;
+        self.tie_break_failures += o.tie_break_failures;
         self.std_sum += o.std_sum;
         self.std_groups += o.std_groups;
         for (k, s) in o.components {

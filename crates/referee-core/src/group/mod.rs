@@ -75,6 +75,7 @@
 pub mod advantage;
 pub mod bradley_terry;
 pub mod diagnostics;
+pub mod tie_break;
 
 pub use advantage::Estimator;
 pub use diagnostics::GroupReport;
@@ -122,6 +123,9 @@ pub struct GroupStageSpec {
     /// Distributional reward for numeric predictions: each rollout's leave-one-out CRPS credit.
     #[serde(default)]
     pub crps: Option<CrpsSpec>,
+    /// Break flat groups with a judged pairwise tournament fitted with Bradley–Terry.
+    #[serde(default)]
+    pub tie_break: Option<tie_break::TieBreakSpec>,
 }
 
 /// `crps:` the group's predictions form an empirical distribution scored against the target
@@ -288,6 +292,8 @@ pub enum GroupFlag {
     SingletonGroup,
     /// Every scored sample of the group has the same reward: advantage 0 (no signal).
     FlatGroup,
+    /// A flat group whose values were spread by the judged tie-break (`group_reward`).
+    TieBreak,
 }
 
 impl GroupFlag {
@@ -296,6 +302,7 @@ impl GroupFlag {
             GroupFlag::Excluded => "excluded",
             GroupFlag::SingletonGroup => "singleton_group",
             GroupFlag::FlatGroup => "flat_group",
+            GroupFlag::TieBreak => "tie_break",
         }
     }
 }
@@ -325,6 +332,7 @@ pub struct GroupStage {
     hero: Option<Hero>,
     majority: Option<Majority>,
     crps: Option<Crps>,
+    tie_break: Option<Arc<tie_break::TieBreak>>,
 }
 
 impl GroupStage {
@@ -521,6 +529,19 @@ impl GroupStage {
                 });
             }
         }
+        let mut tie = None;
+        if let Some(t) = &spec.tie_break {
+            check(
+                cx,
+                "tie_break",
+                spec.advantage != Estimator::None && spec.combine == Combine::SumThenNormalize,
+                "`tie_break` spreads the reward the estimator sees: it needs an `advantage` other than `none` and `combine: sum_then_normalize`",
+            );
+            tie = tie_break::TieBreak::compile(t, cx).map(Arc::new);
+            if tie.is_none() {
+                return None;
+            }
+        }
         if bad {
             return None;
         }
@@ -534,6 +555,7 @@ impl GroupStage {
             hero,
             majority,
             crps: crps_stage,
+            tie_break: tie,
         })
     }
 
@@ -638,7 +660,7 @@ impl GroupStage {
         outs: &mut Vec<(usize, GroupOutcome)>,
     ) {
         let has = self.estimator != Estimator::None;
-        let (xs, pos) = self.inputs(rs, idx, samples);
+        let (mut xs, pos) = self.inputs(rs, idx, samples);
         // `pos` is a subsequence of `idx`: walk both.
         let mut next = pos.iter().peekable();
         for &i in idx {
@@ -675,7 +697,7 @@ impl GroupStage {
         } else {
             acc.mixed += 1;
         }
-        let flag = if n == 1 {
+        let mut flag = if n == 1 {
             acc.singleton_groups += 1;
             Some(GroupFlag::SingletonGroup)
         } else {
@@ -687,6 +709,25 @@ impl GroupStage {
                 GroupFlag::FlatGroup
             })
         };
+        let mut tied = false;
+        if let (Some(tb), Some(GroupFlag::FlatGroup), true) = (&self.tie_break, flag, has) {
+            let members: Option<Vec<&crate::Sample>> = pos
+                .iter()
+                .map(|&i| samples.get(i).copied().flatten())
+                .collect();
+            if let Some(sp) = members.and_then(|m| tb.spread(&m)) {
+                acc.tie_calls += sp.calls;
+                acc.tie_failures += sp.failures;
+                acc.tie_broken += 1;
+                for (x, o) in xs.iter_mut().zip(&sp.offsets) {
+                    *x += o;
+                }
+                flag = Some(GroupFlag::TieBreak);
+                tied = true;
+            } else {
+                acc.tie_unbroken += 1;
+            }
+        }
         let mut adv = vec![0.0; n];
         if has && n > 1 {
             match self.combine {
@@ -743,8 +784,9 @@ impl GroupStage {
                     has_advantage: has,
                     group_reward: (self.hero.is_some()
                         || self.majority.is_some()
-                        || self.crps.is_some())
-                    .then(|| xs[p]),
+                        || self.crps.is_some()
+                        || tied)
+                        .then(|| xs[p]),
                 },
             ));
         }
