@@ -355,6 +355,13 @@ fn render_group(o: &mut String, g: &referee_core::group::GroupReport) {
         .mean_within_group_std
         .map_or_else(|| "n/a".to_string(), |m| format!("{m:.4}"));
     let _ = writeln!(o, "  mean within-group reward std: {std}");
+    if g.tie_break_calls > 0 || g.tie_unbroken_groups > 0 {
+        let _ = writeln!(
+            o,
+            "  tie-break: {} flat groups spread, {} left flat; {} judge calls ({} failed)",
+            g.tie_broken_groups, g.tie_unbroken_groups, g.tie_break_calls, g.tie_break_failures
+        );
+    }
     for (name, c) in &g.components {
         let _ = writeln!(
             o,

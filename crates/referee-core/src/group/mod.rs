@@ -50,8 +50,19 @@
 //!     least-bad member; CRPS is scale-dependent (targets in thousands give larger
 //!     advantages before normalisation).
 //!
-//! Bradley–Terry fitting for tie-breaks lives in [`bradley_terry`] (Hunter's MM algorithm with
-//! a small virtual-comparison prior, fitted per connected component of the comparison graph).
+//! - `tie_break: {judge, question, input, instructions, anchors: 2, spread: 0.1}`: a flat group
+//!   (only) is sent to a pairwise tournament through the judge: each rollout against the
+//!   group's first `anchors` rollouts, both orders (position bias cancels), the anchors among
+//!   themselves; Bradley–Terry ([`bradley_terry`]: Hunter's MM algorithm with a small
+//!   virtual-comparison prior, fitted per connected component) on the comparisons; the
+//!   members' values become `reward + spread·s` with `s` the log-strength scaled into [−1, 1],
+//!   and the estimator runs on those (`group_flag: tie_break`, `group_reward` written). A reply
+//!   that is not exactly `{"winner": "A"|"B"|"tie"}` or a failed call is dropped; when no call
+//!   succeeds the group stays flat (counted as `tie_unbroken_groups`). The calls are not
+//!   counted in per-result `usage` (the summary counts them). *Known failure modes:* the
+//!   judge's preferences become the training signal inside ties (a judge that likes length
+//!   rewards length); rollouts never compared directly with the same record tie; with
+//!   `batch_std`, the batch std is computed before the spread.
 //!
 //! *Example:*
 //! ```yaml
