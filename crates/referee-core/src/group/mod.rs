@@ -167,7 +167,7 @@ struct Crps {
 fn number_in(text: &str, mode: referee_math::ExtractMode) -> Option<f64> {
     let raw = match mode {
         referee_math::ExtractMode::Bare => text.trim().to_string(),
-        mode => {
+        mode @ referee_math::ExtractMode::Markers { .. } => {
             let e = referee_math::extract(text, mode)?;
             if e.questioned || e.parts.len() != 1 {
                 return None; // a hedge is not a prediction
@@ -232,7 +232,7 @@ impl Majority {
         let text = self.answer.render(s).ok()?;
         let raw = match self.mode {
             referee_math::ExtractMode::Bare => text.trim().to_string(),
-            mode => {
+            mode @ referee_math::ExtractMode::Markers { .. } => {
                 let e = referee_math::extract(&text, mode)?;
                 if e.questioned {
                     return None;
@@ -549,9 +549,7 @@ impl GroupStage {
                 "`tie_break` spreads the reward the estimator sees: it needs an `advantage` other than `none` and `combine: sum_then_normalize`",
             );
             tie = tie_break::TieBreak::compile(t, cx).map(Arc::new);
-            if tie.is_none() {
-                return None;
-            }
+            tie.as_ref()?;
         }
         if bad {
             return None;

@@ -130,7 +130,7 @@ impl TieBreak {
         let n = members.len();
         let texts: Vec<String> = members
             .iter()
-            .map(|s| self.input.render(s).ok().map(|t| t.into_owned()))
+            .map(|s| self.input.render(s).ok().map(std::borrow::Cow::into_owned))
             .collect::<Option<_>>()?;
         let question = match &self.question {
             Some(q) => Some(q.render(members[0]).ok()?.into_owned()),
@@ -254,8 +254,8 @@ mod tests {
 
     const SPEC: &str = "{grader: {type: contains, keywords: [x]}, group: {advantage: dr_grpo, tie_break: {question: '{{item.q}}', anchors: 2, spread: 0.1}}}";
 
-    fn program(script: serde_json::Value) -> (Program, Arc<ScriptJudge>) {
-        let judge = Arc::new(ScriptJudge::from_value(&script).unwrap());
+    fn program(script: &serde_json::Value) -> (Program, Arc<ScriptJudge>) {
+        let judge = Arc::new(ScriptJudge::from_value(script).unwrap());
         let env = crate::exec::Env {
             judge: Some(judge.clone()),
             ..Default::default()
@@ -284,7 +284,7 @@ mod tests {
             {"when": "<response_b>\nx good", "content": "{\"winner\": \"B\"}"},
             {"content": "{\"winner\": \"tie\"}"}
         ]);
-        let (p, judge) = program(script);
+        let (p, judge) = program(&script);
         let (rs, rep) =
             p.score_batch_report(&samples(&["x best", "x good", "x ok", "x bad"]), false);
         let rep = rep.unwrap();
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn a_failing_judge_leaves_the_group_flat() {
-        let (p, _) = program(json!([{"fail": "judge_timeout"}]));
+        let (p, _) = program(&json!([{"fail": "judge_timeout"}]));
         let (rs, rep) = p.score_batch_report(&samples(&["x a", "x b"]), false);
         let rep = rep.unwrap();
         assert_eq!((rep.tie_broken_groups, rep.tie_unbroken_groups), (0, 1));
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn mixed_groups_never_call_the_judge() {
-        let (p, judge) = program(json!([]));
+        let (p, judge) = program(&json!([]));
         let (_, rep) = p.score_batch_report(&samples(&["x", "y"]), false);
         assert_eq!(rep.unwrap().tie_break_calls, 0);
         assert!(judge.calls().is_empty());
