@@ -50,6 +50,14 @@
 //!     least-bad member; CRPS is scale-dependent (targets in thousands give larger
 //!     advantages before normalisation).
 //!
+//!   - `pow3r: {weights: {criterion: w, ...}, floor: 0.1}` (policy-aware rubric weights, after
+//!     POW3R, Tyagi et al. 2026; the formula is ours, the paper's was not available): inside
+//!     each group a criterion's weight is `w · (floor + its within-group std)`, and the value is
+//!     the weighted mean of the criteria the sample has. A criterion every rollout passes (or
+//!     fails) keeps only `floor` of its weight, so it no longer drowns the criteria that
+//!     separate the rollouts; the human weights stay the objective (`reward` is unchanged).
+//!     A sample with none of the criteria is excluded. *Known failure mode:* a noisy criterion
+//!     (a judge flipping on identical answers) looks like a separating one and gains weight.
 //! - `tie_break: {judge, question, input, instructions, anchors: 2, spread: 0.1}`: a flat group
 //!   (only) is sent to a pairwise tournament through the judge: each rollout against the
 //!   group's first `anchors` rollouts, both orders (position bias cancels), the anchors among
@@ -137,6 +145,27 @@ pub struct GroupStageSpec {
     /// Break flat groups with a judged pairwise tournament fitted with Bradley–Terry.
     #[serde(default)]
     pub tie_break: Option<tie_break::TieBreakSpec>,
+    /// Policy-aware rubric weights: criteria weighted inside each group by how much they
+    /// separate its rollouts.
+    #[serde(default)]
+    pub pow3r: Option<Pow3rSpec>,
+}
+
+/// `pow3r:` the estimator sees a weighted mean of the named criteria whose weight inside a group
+/// is `weight · (floor + within-group std of the criterion)`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pow3rSpec {
+    /// The human weight of each criterion (named component), the rubric's objective.
+    pub weights: BTreeMap<String, f64>,
+    /// Share of its human weight a criterion keeps when it does not separate the group
+    /// (default 0.1).
+    #[serde(default = "default_floor")]
+    pub floor: f64,
+}
+
+fn default_floor() -> f64 {
+    0.1
 }
 
 /// `crps:` the group's predictions form an empirical distribution scored against the target
@@ -344,6 +373,8 @@ pub struct GroupStage {
     majority: Option<Majority>,
     crps: Option<Crps>,
     tie_break: Option<Arc<tie_break::TieBreak>>,
+    /// `pow3r`: (component position, human weight), and the floor.
+    pow3r: Option<(Vec<(usize, f64)>, f64)>,
 }
 
 impl GroupStage {
@@ -540,6 +571,55 @@ impl GroupStage {
                 });
             }
         }
+        let mut pow3r = None;
+        if let Some(pw) = &spec.pow3r {
+            check(
+                cx,
+                "pow3r",
+                spec.hero.is_none()
+                    && spec.majority_vote.is_none()
+                    && spec.crps.is_none()
+                    && spec.combine == Combine::SumThenNormalize,
+                "`pow3r` replaces the reward the estimator sees; it cannot be combined with `hero`, `majority_vote`, `crps` or `normalize_then_sum`",
+            );
+            check(
+                cx,
+                "pow3r/floor",
+                pw.floor.is_finite() && pw.floor >= 0.0,
+                "must be a finite number ≥ 0",
+            );
+            check(
+                cx,
+                "pow3r/weights",
+                !pw.weights.is_empty(),
+                "name at least one criterion",
+            );
+            let mut ws = Vec::new();
+            for (k, &w) in &pw.weights {
+                let path = format!("pow3r/weights/{}", crate::compile::escape(k));
+                if let Some(j) = names.iter().position(|n| &**n == k) {
+                    check(
+                        cx,
+                        &path,
+                        w.is_finite() && w > 0.0,
+                        "must be a finite number > 0",
+                    );
+                    ws.push((j, w));
+                } else {
+                    let known: Vec<&str> = names.iter().map(|n| &**n).collect();
+                    check(
+                        cx,
+                        &path,
+                        false,
+                        &format!(
+                            "no component is named `{k}`{}",
+                            crate::compile::did_you_mean(k, &known)
+                        ),
+                    );
+                }
+            }
+            pow3r = Some((ws, pw.floor));
+        }
         let mut tie = None;
         if let Some(t) = &spec.tie_break {
             check(
@@ -565,6 +645,7 @@ impl GroupStage {
             majority,
             crps: crps_stage,
             tie_break: tie,
+            pow3r,
         })
     }
 
@@ -794,6 +875,7 @@ impl GroupStage {
                     group_reward: (self.hero.is_some()
                         || self.majority.is_some()
                         || self.crps.is_some()
+                        || self.pow3r.is_some()
                         || tied)
                         .then(|| xs[p]),
                 },
@@ -880,6 +962,37 @@ impl GroupStage {
             for ((i, _), cr) in preds.iter().zip(credits) {
                 xs.push(cr.unwrap_or(worst));
                 pos.push(*i);
+            }
+            return (xs, pos);
+        }
+        if let Some((ws, floor)) = &self.pow3r {
+            let members: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&i| scored(&rs[i]).is_some())
+                .collect();
+            // Per criterion, its weight inside this group.
+            let mut vals = Vec::with_capacity(members.len());
+            let eff: Vec<(usize, f64)> = ws
+                .iter()
+                .map(|&(j, w)| {
+                    vals.clear();
+                    vals.extend(members.iter().filter_map(|&i| component(&rs[i], j)));
+                    (j, w * (floor + mean_std(&vals).1))
+                })
+                .collect();
+            for &i in &members {
+                let (mut num, mut den) = (0.0, 0.0);
+                for &(j, w) in &eff {
+                    if let Some(v) = component(&rs[i], j) {
+                        num += w * v;
+                        den += w;
+                    }
+                }
+                if den > 0.0 {
+                    xs.push(num / den);
+                    pos.push(i);
+                }
             }
             return (xs, pos);
         }

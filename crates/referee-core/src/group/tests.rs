@@ -325,3 +325,51 @@ fn hero_compile_errors() {
         );
     }
 }
+
+#[test]
+fn pow3r_downweights_a_saturated_criterion() {
+    let p = program("{advantage: dr_grpo, pow3r: {weights: {a: 3, b: 1}}}");
+    // a is passed by everyone (saturated); b separates the rollouts.
+    let mut rs = vec![
+        ok(1.0, Some(1.0), Some(1.0)),
+        ok(0.75, Some(1.0), Some(0.0)),
+        ok(1.0, Some(1.0), Some(1.0)),
+        ok(0.75, Some(1.0), Some(0.0)),
+        res(None, error(), Some(1.0), Some(1.0)),
+    ];
+    run(&p, &mut rs, &[vec![0, 1, 2, 3, 4]]);
+    // Weights in the group: a 3·(0.1 + 0) = 0.3, b 1·(0.1 + sqrt(1/3)).
+    let wb = 0.1 + (1.0f64 / 3.0).sqrt();
+    let low = 0.3 / (0.3 + wb);
+    let g: Vec<Option<f64>> = rs.iter().map(|r| r.group.unwrap().group_reward).collect();
+    close(&g, &[Some(1.0), Some(low), Some(1.0), Some(low), None]);
+    let half = (1.0 - low) / 2.0;
+    close(
+        &advs(&rs),
+        &[Some(half), Some(-half), Some(half), Some(-half), None],
+    );
+    assert!(
+        1.0 - low > 0.25,
+        "the gap is wider than the static weights give"
+    );
+}
+
+#[test]
+fn pow3r_compile_errors() {
+    for (g, path) in [
+        ("{pow3r: {weights: {c: 1}}}", "/group/pow3r/weights/c"),
+        ("{pow3r: {weights: {a: 0}}}", "/group/pow3r/weights/a"),
+        ("{pow3r: {weights: {}}}", "/group/pow3r/weights"),
+        (
+            "{pow3r: {weights: {a: 1}, floor: -1}}",
+            "/group/pow3r/floor",
+        ),
+        (
+            "{pow3r: {weights: {a: 1}}, hero: {verifier: a, reward_model: b}}",
+            "/group/pow3r",
+        ),
+    ] {
+        let e = Program::compile_str(&TWO.replace("GROUP", g)).unwrap_err();
+        assert!(e.0.iter().any(|x| x.path == path), "{g}: {e:?}");
+    }
+}
