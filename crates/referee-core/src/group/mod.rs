@@ -4,7 +4,8 @@
 //! per batch how much signal there was. It is a top-level section of the spec file, **off by
 //! default**: a trainer that normalises rewards itself must not normalise twice. The raw
 //! `reward` is never changed; each result gains `advantage` (and `group_flag` when a flag
-//! applies). It runs in `Program::score_batch` / `Program::score_group` and `referee score`;
+//! applies). When explaining, the stage adds a `group` node (advantage, flag, why) as the last
+//! child of the result's trace. It runs in `Program::score_batch` / `Program::score_group` and `referee score`;
 //! `Program::score` (one sample, no group) does not run it.
 //!
 //! *Spec:*
@@ -733,6 +734,9 @@ impl GroupStage {
             }
         }
         for (i, o) in outs {
+            if let Some(t) = &mut results[i].trace {
+                t.children.push(self.trace(&o));
+            }
             results[i].group = Some(o);
         }
         acc.into_report(names)
@@ -1057,6 +1061,57 @@ impl GroupStage {
             pos.push(i);
         }
         (xs, pos)
+    }
+}
+
+impl GroupStage {
+    /// The stage's node in an explained result's trace: what it wrote and why.
+    fn trace(&self, o: &GroupOutcome) -> crate::node::Trace {
+        let est = serde_json::to_value(self.estimator).unwrap_or_default();
+        let est = est.as_str().unwrap_or("?");
+        let mut note = match o.advantage {
+            Some(a) if o.has_advantage => format!("{est} advantage {a:.4}"),
+            _ if o.has_advantage => "no advantage".to_string(),
+            _ => "advantages off".to_string(),
+        };
+        if let Some(g) = o.group_reward {
+            let _ =
+                std::fmt::Write::write_fmt(&mut note, format_args!(" from group_reward {g:.4}"));
+        }
+        match o.flag {
+            Some(GroupFlag::Excluded) => {
+                note.push_str(
+                    "; excluded: failed or no reward, not part of the group's statistics",
+                );
+            }
+            Some(GroupFlag::SingletonGroup) => {
+                note.push_str("; the only scored sample of its group");
+            }
+            Some(GroupFlag::FlatGroup) => note.push_str("; flat group: every reward equal"),
+            Some(GroupFlag::TieBreak) => note.push_str(
+                "; tie-break: flat group spread by a judged pairwise tournament (Bradley–Terry)",
+            ),
+            None => {}
+        }
+        crate::node::Trace {
+            kind: "group",
+            name: None,
+            path: "/group".into(),
+            value: o.advantage,
+            status: if o.flag == Some(GroupFlag::Excluded) {
+                "error"
+            } else {
+                "ok"
+            },
+            reason: None,
+            note: Some(note),
+            detail: Some(serde_json::json!({
+                "advantage": o.advantage,
+                "group_flag": o.flag.map(GroupFlag::as_str),
+                "group_reward": o.group_reward,
+            })),
+            children: Vec::new(),
+        }
     }
 }
 

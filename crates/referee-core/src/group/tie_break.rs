@@ -327,6 +327,23 @@ mod tests {
     }
 
     #[test]
+    fn the_trace_marks_the_tie_break() {
+        let script = json!([
+            {"when": "<response_a>\nx best", "content": "{\"winner\": \"A\"}"},
+            {"content": "{\"winner\": \"B\"}"}
+        ]);
+        let (p, _) = program(&script);
+        let (rs, _) = p.score_batch_report(&samples(&["x best", "x other"]), true);
+        let t = rs[0].trace.as_ref().unwrap();
+        let g = t.children.last().unwrap();
+        assert_eq!((g.kind, &*g.path), ("group", "/group"));
+        assert!(g.note.as_ref().unwrap().contains("tie-break"), "{g:?}");
+        assert_eq!(g.detail.as_ref().unwrap()["group_flag"], "tie_break");
+        let (plain, _) = p.score_batch_report(&samples(&["x best", "x other"]), false);
+        assert!(plain[0].trace.is_none(), "no trace unless explaining");
+    }
+
+    #[test]
     fn a_failing_judge_leaves_the_group_flat() {
         let (p, _) = program(&json!([{"fail": "judge_timeout"}]));
         let (rs, rep) = p.score_batch_report(&samples(&["x a", "x b"]), false);
