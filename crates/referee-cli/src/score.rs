@@ -152,7 +152,7 @@ pub fn run(
                     })
                     .collect()
             };
-            let parts = if program.grouped() {
+            let parts = if program.grouped() || program.group_stage().is_some() {
                 vec![score_chunk_grouped(program, &chunk, opts)]
             } else if program.waits() {
                 referee_core::program::waiting_pool().install(score_parts)
@@ -215,7 +215,7 @@ fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec
                 .collect();
             idx.iter()
                 .copied()
-                .zip(program.score_group(&members, opts.explain))
+                .zip(program.score_group_unstaged(&members, opts.explain))
                 .collect()
         })
         .collect();
@@ -223,17 +223,28 @@ fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec
     for (i, r) in scored.into_iter().flatten() {
         results[i] = Some(r);
     }
+    let mut results: Vec<ScoreResult> = results
+        .into_iter()
+        .zip(&parsed)
+        .map(|(r, p)| match p {
+            Ok(_) => r.expect("scored"),
+            Err(e) => (**e).clone(),
+        })
+        .collect();
+    // The group stage sees the chunk as its batch (batch std, diagnostics).
+    let samples: Vec<Option<&Sample>> = parsed.iter().map(|p| p.as_ref().ok()).collect();
+    let report = program.apply_group_stage(&mut results, &groups, &samples);
     let mut out = Vec::with_capacity(256 * n);
     let mut sum = Summary::default();
-    for (i, p) in parsed.iter().enumerate() {
-        let (r, id) = match p {
-            Ok(s) => (results[i].take().expect("scored"), s.id.as_ref()),
-            Err(e) => ((**e).clone(), None),
-        };
+    for (i, (p, r)) in parsed.iter().zip(&results).enumerate() {
+        let id = p.as_ref().ok().and_then(|s| s.id.as_ref());
         serde_json::to_writer(&mut out, &r.with_id(id, Some(chunk.first_line + i)))
             .expect("results serialize");
         out.push(b'\n');
-        sum.add(&r);
+        sum.add(r);
+    }
+    if let Some(g) = report {
+        sum.add_group(g);
     }
     (out, sum)
 }
@@ -317,5 +328,51 @@ fn render_summary(s: &Summary, secs: f64) -> String {
             .map_or_else(|| "n/a".to_string(), |m| format!("{m:.4}"));
         let _ = writeln!(o, "  {name}: mean {mean} over {} samples", c.count);
     }
+    if let Some(g) = &s.group {
+        render_group(&mut o, g);
+    }
     o
+}
+
+fn render_group(o: &mut String, g: &referee_core::group::GroupReport) {
+    use std::fmt::Write as _;
+    let pct =
+        |f: Option<f64>| f.map_or_else(|| "n/a".to_string(), |f| format!("{:.1}%", f * 100.0));
+    let _ = writeln!(
+        o,
+        "  groups: {} (all-pass {}, all-fail {}, mixed {}); flat {} ({}), singleton {}, empty {}; excluded samples {}",
+        g.groups,
+        pct(g.frac_all_pass),
+        pct(g.frac_all_fail),
+        pct(g.frac_mixed),
+        g.flat_groups,
+        pct(g.frac_flat),
+        g.singleton_groups,
+        g.empty_groups,
+        g.excluded_samples
+    );
+    let std = g
+        .mean_within_group_std
+        .map_or_else(|| "n/a".to_string(), |m| format!("{m:.4}"));
+    let _ = writeln!(o, "  mean within-group reward std: {std}");
+    if g.tie_break_calls > 0 || g.tie_unbroken_groups > 0 {
+        let _ = writeln!(
+            o,
+            "  tie-break: {} flat groups spread, {} left flat; {} judge calls ({} failed)",
+            g.tie_broken_groups, g.tie_unbroken_groups, g.tie_break_calls, g.tie_break_failures
+        );
+    }
+    for (name, c) in &g.components {
+        let _ = writeln!(
+            o,
+            "  saturation of {name}: constant in {}/{} groups (always 1: {}, always 0: {})",
+            c.constant, c.groups, c.always_one, c.always_zero
+        );
+    }
+    for c in &g.correlations {
+        let r = c
+            .pearson
+            .map_or_else(|| "n/a".to_string(), |r| format!("{r:+.3}"));
+        let _ = writeln!(o, "  corr({}, {}): {r} over {} samples", c.a, c.b, c.n);
+    }
 }

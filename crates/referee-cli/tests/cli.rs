@@ -37,6 +37,7 @@ fn check_accepts_every_example() {
         "examples/openai-multi/grader.json",
         "examples/tool_calls/spec.yaml",
         "examples/json_schema/spec.yaml",
+        "examples/grpo-group/spec.yaml",
     ] {
         referee().args(["check", spec]).assert().success();
     }
@@ -349,4 +350,48 @@ fn bad_spec_file_exits_1_and_missing_file_exits_3() {
         .args(["check", "no/such/spec.yaml"])
         .assert()
         .code(3);
+}
+
+#[test]
+fn score_grpo_group_example() {
+    // verl rows grouped by `uid`: advantages per prompt, the failed row excluded.
+    insta::assert_snapshot!(score_example(
+        "examples/grpo-group/spec.yaml",
+        "examples/gsm8k/samples.jsonl"
+    ));
+}
+
+#[test]
+fn group_stage_summary_in_text_and_json() {
+    let run = |json: bool| {
+        let mut c = referee();
+        c.args([
+            "score",
+            "examples/grpo-group/spec.yaml",
+            "examples/gsm8k/samples.jsonl",
+        ]);
+        if json {
+            c.arg("--summary-json");
+        }
+        String::from_utf8(c.output().unwrap().stderr).unwrap()
+    };
+    let s: serde_json::Value = serde_json::from_str(run(true).trim()).unwrap();
+    let g = &s["group"];
+    assert_eq!(g["groups"], 2);
+    assert_eq!(g["all_pass"], 1);
+    assert_eq!(g["mixed"], 1);
+    assert_eq!(g["singleton_groups"], 1);
+    assert_eq!(g["empty_groups"], 1);
+    assert_eq!(g["excluded_samples"], 1);
+    assert_eq!(g["components"]["overlong"]["groups"], 1);
+    assert_eq!(g["correlations"][0]["a"], "correct");
+    let text = run(false);
+    assert!(
+        text.contains("groups: 2 (all-pass 50.0%, all-fail 0.0%, mixed 50.0%)"),
+        "{text}"
+    );
+    assert!(text.contains("corr(correct, overlong)"), "{text}");
+    // Without the section nothing changes: no advantage, no group summary.
+    let plain = score_example("examples/gsm8k/spec.yaml", "examples/gsm8k/samples.jsonl");
+    assert!(!plain.contains("advantage"));
 }

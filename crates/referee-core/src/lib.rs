@@ -5,6 +5,7 @@ pub mod compile;
 pub mod components;
 pub mod exec;
 pub mod formula;
+pub mod group;
 pub mod input;
 pub mod judge;
 pub mod node;

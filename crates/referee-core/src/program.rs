@@ -2,6 +2,7 @@
 
 use crate::compile::{kind_of, CompileError, CompileErrors, Compiler};
 use crate::exec::Env;
+use crate::group::{GroupOutcome, GroupReport, GroupStage};
 use crate::node::{Node, ScoreCtx, Trace};
 use crate::outcome::{Failure, Status};
 use crate::sample::Sample;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Top-level keys of a spec file besides the grader node itself.
-const FILE_FIELDS: &[&str] = &["grader", "description", "judges", "judge_cache"];
+const FILE_FIELDS: &[&str] = &["grader", "description", "judges", "judge_cache", "group"];
 
 /// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
 pub struct Program {
@@ -25,6 +26,8 @@ pub struct Program {
     names: Vec<Arc<str>>,
     /// Some node calls a judge: results carry `usage`.
     judged: bool,
+    /// The `group:` section (advantages, flat groups, diagnostics); `None` when off.
+    group: Option<GroupStage>,
 }
 
 impl std::fmt::Debug for Program {
@@ -46,6 +49,8 @@ pub struct ScoreResult {
     pub trace: Option<Trace>,
     /// Judge calls and tokens spent on this sample; `Some` for programs with model graders.
     pub usage: Option<crate::judge::Usage>,
+    /// What the group stage wrote (`advantage`, flag); `None` when the stage is off.
+    pub group: Option<GroupOutcome>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +82,7 @@ impl ScoreResult {
             components: Vec::new(),
             trace: None,
             usage: None,
+            group: None,
         }
     }
 
@@ -107,7 +113,7 @@ pub struct Identified<'a> {
 impl Serialize for Identified<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let r = self.result;
-        let mut st = ser.serialize_struct("Result", 8)?;
+        let mut st = ser.serialize_struct("Result", 11)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("reward", &r.reward)?;
         st.serialize_field("status", r.status.as_str())?;
@@ -119,6 +125,17 @@ impl Serialize for Identified<'_> {
             }
         }
         st.serialize_field("components", &Components(&r.components))?;
+        if let Some(g) = &r.group {
+            if g.has_advantage {
+                st.serialize_field("advantage", &g.advantage)?;
+            }
+            if let Some(f) = g.flag {
+                st.serialize_field("group_flag", f.as_str())?;
+            }
+            if let Some(v) = g.group_reward {
+                st.serialize_field("group_reward", &v)?;
+            }
+        }
         if let Some(u) = &r.usage {
             st.serialize_field("usage", u)?;
         }
@@ -162,6 +179,7 @@ impl Program {
     /// [`Program::compile`] with executors.
     pub fn compile_with(spec: &Value, env: Env) -> Result<Program, CompileErrors> {
         let mut cx = Compiler::with_env(env);
+        let mut group_section = None;
         let (node_value, path) = match spec {
             Value::Object(m) if !m.contains_key("type") && m.contains_key("grader") => {
                 cx.setup_judges(m.get("judges"), m.get("judge_cache"));
@@ -171,7 +189,7 @@ impl Program {
                             format!("/{}", crate::compile::escape(k)),
                             None,
                             format!(
-                                "unknown top-level field `{k}`{}; expected one of `grader`, `description`, `judges`, `judge_cache`",
+                                "unknown top-level field `{k}`{}; expected one of `grader`, `description`, `judges`, `judge_cache`, `group`",
                                 crate::compile::did_you_mean(k, FILE_FIELDS)
                             ),
                         );
@@ -183,6 +201,7 @@ impl Program {
                         );
                     }
                 }
+                group_section = m.get("group");
                 (&m["grader"], "/grader")
             }
             other => {
@@ -191,6 +210,14 @@ impl Program {
             }
         };
         let root = cx.node(node_value, path);
+        let group = match (group_section, &root) {
+            (Some(v), Some(r)) => {
+                let mut names = Vec::new();
+                collect_names(r, &mut names);
+                GroupStage::compile(v, &names, &mut cx)
+            }
+            _ => None,
+        };
         let cx_grouped = cx.grouped();
         let judged = cx.judged();
         let errors = cx.into_errors();
@@ -205,6 +232,7 @@ impl Program {
                     grouped: cx_grouped,
                     names,
                     judged,
+                    group,
                 })
             }
             _ => {
@@ -252,7 +280,40 @@ impl Program {
     /// there are two passes: the first runs every sample and records what each group-aware node
     /// saw; the second scores each sample again with the group's statistics, from what the
     /// first pass kept (no test runs twice).
+    /// With a `group:` section, the group stage then runs on the group (its diagnostics are
+    /// dropped; [`Program::score_batch_report`] returns them).
     pub fn score_group(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
+        let mut rs = self.score_group_unstaged(samples, explain);
+        if let Some(g) = &self.group {
+            let refs: Vec<Option<&Sample>> = samples.iter().map(|s| Some(*s)).collect();
+            g.apply(&mut rs, &[(0..samples.len()).collect()], &self.names, &refs);
+        }
+        rs
+    }
+
+    /// The `group:` section, when the spec has one.
+    pub fn group_stage(&self) -> Option<&GroupStage> {
+        self.group.as_ref()
+    }
+
+    /// Runs the group stage (if any) on results already scored: `groups` are indices into
+    /// `results` (see [`group_indices`]). For shells that gather groups themselves.
+    /// `samples[i]` is the sample `results[i]` was scored from (`None` for input that never
+    /// became a sample); the stage reads them only for `majority_vote`.
+    pub fn apply_group_stage(
+        &self,
+        results: &mut [ScoreResult],
+        groups: &[Vec<usize>],
+        samples: &[Option<&Sample>],
+    ) -> Option<GroupReport> {
+        self.group
+            .as_ref()
+            .map(|g| g.apply(results, groups, &self.names, samples))
+    }
+
+    /// [`Program::score_group`] without the group stage: the rewards of one group, scored
+    /// together when some node needs the group.
+    pub fn score_group_unstaged(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
         if !self.grouped {
             return self.par_map(samples.len(), |i| self.run(samples[i], explain));
         }
@@ -279,19 +340,44 @@ impl Program {
     /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise. A grouped
     /// program scores each group (by `Sample::group`) together.
     pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
-        if !self.grouped {
-            return self.par_map(samples.len(), |i| self.run(&samples[i], explain));
+        self.score_batch_report(samples, explain).0
+    }
+
+    /// [`Program::score_batch`], with the group stage's diagnostics for the batch (`None` when
+    /// the spec has no `group:` section).
+    pub fn score_batch_report(
+        &self,
+        samples: &[Sample],
+        explain: bool,
+    ) -> (Vec<ScoreResult>, Option<GroupReport>) {
+        if !self.grouped && self.group.is_none() {
+            return (
+                self.par_map(samples.len(), |i| self.run(&samples[i], explain)),
+                None,
+            );
         }
-        let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
-        for idx in group_indices(samples.iter().map(|s| s.group.as_deref()).enumerate()) {
-            let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
-            for (r, &i) in self.score_group(&members, explain).into_iter().zip(&idx) {
-                out[i] = Some(r);
+        let groups = group_indices(samples.iter().map(|s| s.group.as_deref()).enumerate());
+        let mut out = if self.grouped {
+            let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
+            for idx in &groups {
+                let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
+                for (r, &i) in self
+                    .score_group_unstaged(&members, explain)
+                    .into_iter()
+                    .zip(idx)
+                {
+                    out[i] = Some(r);
+                }
             }
-        }
-        out.into_iter()
-            .map(|r| r.expect("every sample scored"))
-            .collect()
+            out.into_iter()
+                .map(|r| r.expect("every sample scored"))
+                .collect()
+        } else {
+            self.par_map(samples.len(), |i| self.run(&samples[i], explain))
+        };
+        let refs: Vec<Option<&Sample>> = samples.iter().map(Some).collect();
+        let report = self.apply_group_stage(&mut out, &groups, &refs);
+        (out, report)
     }
 
     /// `f(0..n)` in parallel, in order: one task per item on the waiting pool when the program
@@ -306,7 +392,7 @@ impl Program {
 
     fn run(&self, s: &Sample, explain: bool) -> ScoreResult {
         if self.grouped {
-            return self.score_group(&[s], explain).remove(0);
+            return self.score_group_unstaged(&[s], explain).remove(0);
         }
         self.run_with(s, &mut ScoreCtx::new(explain))
     }
@@ -333,6 +419,7 @@ impl Program {
             components,
             trace: cx.root.take(),
             usage: self.judged.then_some(cx.usage),
+            group: None,
         }
     }
 }

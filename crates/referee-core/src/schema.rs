@@ -54,6 +54,11 @@ pub fn spec_schema() -> Value {
             "CacheConfig",
             g.root_schema_for::<crate::judge::CacheConfig>().to_value(),
         ),
+        (
+            "GroupStageSpec",
+            g.root_schema_for::<crate::group::GroupStageSpec>()
+                .to_value(),
+        ),
     ] {
         let obj = s.as_object_mut().expect("object schema");
         if let Some(Value::Object(inner)) = obj.remove("$defs") {
@@ -67,7 +72,7 @@ pub fn spec_schema() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Referee grader spec",
-        "description": "A grader node, or a file with `grader:` and optional `description`, `judges` (endpoints by name) and `judge_cache`.",
+        "description": "A grader node, or a file with `grader:` and optional `description`, `judges` (endpoints by name), `judge_cache` and `group` (the group stage: advantages and diagnostics, off by default).",
         "oneOf": [
             {"$ref": "#/$defs/Node"},
             {
@@ -80,7 +85,8 @@ pub fn spec_schema() -> Value {
                         "description": "OpenAI-compatible endpoints that model graders call, by name (`judge:` in a node picks one; `default` is used otherwise).",
                         "additionalProperties": {"$ref": "#/$defs/EndpointConfig"}
                     },
-                    "judge_cache": {"$ref": "#/$defs/CacheConfig"}
+                    "judge_cache": {"$ref": "#/$defs/CacheConfig"},
+                    "group": {"$ref": "#/$defs/GroupStageSpec"}
                 },
                 "required": ["grader"],
                 "additionalProperties": false

@@ -20,6 +20,9 @@ pub struct Summary {
     /// Judge calls, cache hits and tokens over the run (only for specs with model graders).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::judge::Usage>,
+    /// The group stage's diagnostics (only for specs with a `group:` section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<crate::group::GroupReport>,
     #[serde(skip)]
     reward_sum: f64,
     #[serde(skip)]
@@ -50,11 +53,22 @@ impl Summary {
         if let Some(u) = o.judge {
             self.judge.get_or_insert_with(Default::default).add(&u);
         }
+        if let Some(g) = o.group {
+            self.add_group(g);
+        }
         for (k, c) in o.components {
             let mine = self.components.entry(k).or_default();
             mine.sum += c.sum;
             mine.count += c.count;
             mine.mean = (mine.count > 0).then(|| mine.sum / mine.count as f64);
+        }
+    }
+
+    /// Folds one batch's group-stage diagnostics in.
+    pub fn add_group(&mut self, g: crate::group::GroupReport) {
+        match &mut self.group {
+            Some(mine) => mine.merge(g),
+            None => self.group = Some(g),
         }
     }
 

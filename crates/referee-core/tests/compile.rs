@@ -49,8 +49,9 @@ fn not_a_grader() {
         (json!({}), "missing field `type`"),
         (json!({"type": 3}), "`type` must be a string"),
         (
-            json!({"grader": {"type": "const", "value": 1}, "group": {}}),
-            "/group: unknown top-level field `group`",
+            // `group` is the group stage's section now; a near miss is still caught.
+            json!({"grader": {"type": "const", "value": 1}, "stage": {}}),
+            "/stage: unknown top-level field `stage`",
         ),
         (
             json!({"grader": {"type": "const", "value": 1}, "description": 3}),

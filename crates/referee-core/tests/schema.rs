@@ -60,6 +60,7 @@ fn shipped_specs_validate_against_the_schema() {
         "examples",
         "fixtures/exploits",
         "crates/referee-core/tests/suite",
+        "crates/referee-core/tests/group",
     ] {
         let p = root().join(d);
         if p.exists() {
