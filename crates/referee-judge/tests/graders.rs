@@ -462,3 +462,40 @@ grader:
     let judged = rs.iter().any(|r| r.status.as_str() == "ok");
     assert_eq!(u.judge_calls, if judged { 4 } else { 1 }, "{u:?} {rs:?}");
 }
+
+#[test]
+fn flat_groups_are_broken_by_a_judged_tournament_on_a_real_server() {
+    let server = LlamaServer::start("tiny");
+    let spec = format!(
+        r#"
+judges: {{default: {{base_url: "{}", model: "{}"}}}}
+judge_cache: {{backend: off}}
+grader: {{type: const, value: 1, name: c}}
+group:
+  advantage: grpo
+  tie_break: {{anchors: 2, spread: 0.1, question: "{{{{item.q}}}}"}}
+"#,
+        server.base_url, server.model
+    );
+    let mut batch = samples(&[
+        "Paris is the capital of France.",
+        "It is Paris.",
+        "Paris, on the Seine.",
+        "The capital city is Paris.",
+    ]);
+    for s in &mut batch {
+        s.group = Some("g".into());
+    }
+    let p = compile(&spec);
+    let rs = p.score_batch(&batch, true);
+    // The group is flat (every reward 1), so the tournament goes to the judge: 4 rollouts, 2
+    // anchors, both orders. Whatever the tiny model prefers, every rollout keeps its raw reward
+    // and is marked; the advantages come from the spread values.
+    for r in &rs {
+        assert_eq!(r.reward, Some(1.0), "the raw reward is untouched: {r:?}");
+        let g = r.group.as_ref().expect("the stage ran");
+        let flag = format!("{:?}", g.flag);
+        assert!(flag.contains("TieBreak") || flag.contains("Flat"), "{flag}");
+        assert!(g.advantage.is_some_and(f64::is_finite), "{g:?}");
+    }
+}
