@@ -187,19 +187,7 @@ fn stats(srv: &common::Proc) -> serde_json::Value {
 }
 
 fn requests(srv: &common::Proc) -> u64 {
-    let url = format!("http://127.0.0.1:{}/stats", srv.info["port"]);
-    let body = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
-            &url,
-        ])
-        .output()
-        .unwrap()
-        .stdout;
-    serde_json::from_slice::<serde_json::Value>(&body).unwrap()["requests"]
-        .as_u64()
-        .unwrap()
+    stats(srv)["requests"].as_u64().unwrap()
 }
 
 #[test]

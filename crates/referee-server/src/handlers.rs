@@ -80,6 +80,15 @@ fn spec_text(v: &Value) -> String {
     }
 }
 
+/// Compiles a spec off the I/O threads (compiling is CPU work and may connect judges).
+async fn compile(st: &Arc<AppState>, text: String) -> Result<Program, ApiError> {
+    let st = st.clone();
+    tokio::task::spawn_blocking(move || st.compile(&text))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(ApiError::spec)
+}
+
 pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
     (
         [(
@@ -246,18 +255,7 @@ pub async fn score(State(st): State<Arc<AppState>>, body: Bytes) -> Result<Json<
         ));
     }
     let program = match (&req.spec, &req.program) {
-        (Some(spec), None) => {
-            let text = spec_text(spec);
-            let st2 = st.clone();
-            Arc::new(
-                tokio::task::spawn_blocking(move || st2.compile(&text))
-                    .await
-                    .map_err(|e| {
-                        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-                    })?
-                    .map_err(ApiError::spec)?,
-            )
-        }
+        (Some(spec), None) => Arc::new(compile(&st, spec_text(spec)).await?),
         (None, Some(name)) => st.program(name).ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -427,16 +425,7 @@ pub async fn openai_run(
 ) -> Result<Json<Value>, ApiError> {
     let started = Instant::now();
     let req: OpenAiRunReq = parse(&body)?;
-    let text = req.grader.to_string();
-    let st2 = st.clone();
-    let program = Arc::new(
-        tokio::task::spawn_blocking(move || st2.compile(&text))
-            .await
-            .map_err(|e| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-            })?
-            .map_err(ApiError::spec)?,
-    );
+    let program = Arc::new(compile(&st, req.grader.to_string()).await?);
     let item = if req.item.is_null() {
         json!({})
     } else {
@@ -481,11 +470,6 @@ pub async fn openai_validate(
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let req: OpenAiValidateReq = parse(&body)?;
-    let text = req.grader.to_string();
-    let st2 = st.clone();
-    tokio::task::spawn_blocking(move || st2.compile(&text))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
-        .map_err(ApiError::spec)?;
+    compile(&st, req.grader.to_string()).await?;
     Ok(Json(json!({"grader": req.grader})))
 }
