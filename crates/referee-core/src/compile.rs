@@ -459,7 +459,39 @@ impl Compiler {
     /// the first type error (serde stops there) with its exact path.
     pub fn spec<T: DeserializeOwned + JsonSchema>(&mut self, v: &Value, at: &At) -> Option<T> {
         let obj = v.as_object()?;
-        let allowed = field_names::<T>();
+        let clean = self.known_fields(obj, &field_names::<T>(), at);
+        self.typed::<T>(clean, obj, at)
+    }
+
+    /// [`Compiler::spec`] for a node whose fields are split over two types: its own (`T`) and a
+    /// set it shares with other types (`U`, e.g. the judge fields of every model grader), since
+    /// `#[serde(flatten)]` does not work with `deny_unknown_fields`.
+    pub fn spec_pair<T, U>(&mut self, v: &Value, at: &At) -> Option<(T, U)>
+    where
+        T: DeserializeOwned + JsonSchema,
+        U: DeserializeOwned + JsonSchema,
+    {
+        let obj = v.as_object()?;
+        let (own, shared) = (field_names::<T>(), field_names::<U>());
+        let all: Vec<String> = own.iter().chain(&shared).cloned().collect();
+        let mut clean = self.known_fields(obj, &all, at);
+        let shared_map: Map<String, Value> = shared
+            .iter()
+            .filter_map(|k| clean.remove(k).map(|v| (k.clone(), v)))
+            .collect();
+        let t = self.typed::<T>(clean, obj, at);
+        let u = self.typed::<U>(shared_map, obj, at);
+        Some((t?, u?))
+    }
+
+    /// The node's fields among `allowed` (the common fields left out); every other field is
+    /// reported, with suggestions.
+    fn known_fields(
+        &mut self,
+        obj: &Map<String, Value>,
+        allowed: &[String],
+        at: &At,
+    ) -> Map<String, Value> {
         let mut clean = Map::new();
         for (k, val) in obj {
             if COMMON_FIELDS.contains(&k.as_str()) {
@@ -485,6 +517,17 @@ impl Compiler {
                 );
             }
         }
+        clean
+    }
+
+    /// Deserializes fields into `T`, reporting the first type error (serde stops there) with
+    /// its exact path.
+    fn typed<T: DeserializeOwned + JsonSchema>(
+        &mut self,
+        clean: Map<String, Value>,
+        obj: &Map<String, Value>,
+        at: &At,
+    ) -> Option<T> {
         match serde_path_to_error::deserialize::<_, T>(Value::Object(clean)) {
             // Unknown fields are already reported; compiling on finds the node's other errors.
             Ok(t) => Some(t),

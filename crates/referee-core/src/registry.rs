@@ -52,6 +52,27 @@ fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.root_schema_for::<T>()
 }
 
+/// The schema of a node read with `Compiler::spec_pair`: `T`'s fields and `U`'s, as one object.
+fn schema_pair<T: JsonSchema, U: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    let mut t = g.root_schema_for::<T>().to_value();
+    let u = g.root_schema_for::<U>().to_value();
+    for key in ["properties", "$defs"] {
+        if let Some(Value::Object(from)) = u.get(key) {
+            let into = t
+                .as_object_mut()
+                .expect("object schema")
+                .entry(key)
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Value::Object(into) = into {
+                for (k, v) in from {
+                    into.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    Schema::try_from(t).expect("an object schema")
+}
+
 macro_rules! src {
     ($p:literal) => {
         include_str!(concat!("components/", $p))
@@ -99,14 +120,14 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         type_name: "score_model",
         group: "openai",
         source: src!("openai/score_model.rs"),
-        schema: schema_of::<o::score_model::ScoreModelSpec>,
+        schema: schema_pair::<o::score_model::ScoreModelSpec, j::JudgeFields>,
         compile: o::score_model::compile,
     },
     ComponentInfo {
         type_name: "label_model",
         group: "openai",
         source: src!("openai/label_model.rs"),
-        schema: schema_of::<o::label_model::LabelModelSpec>,
+        schema: schema_pair::<o::label_model::LabelModelSpec, j::JudgeFields>,
         compile: o::label_model::compile,
     },
     ComponentInfo {
@@ -120,21 +141,21 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         type_name: "rubric",
         group: "judge",
         source: src!("judge/rubric.rs"),
-        schema: schema_of::<j::rubric::RubricSpec>,
+        schema: schema_pair::<j::rubric::RubricSpec, j::JudgeFields>,
         compile: j::rubric::compile,
     },
     ComponentInfo {
         type_name: "pairwise",
         group: "judge",
         source: src!("judge/pairwise.rs"),
-        schema: schema_of::<j::pairwise::PairwiseSpec>,
+        schema: schema_pair::<j::pairwise::PairwiseSpec, j::JudgeFields>,
         compile: j::pairwise::compile,
     },
     ComponentInfo {
         type_name: "reference_judge",
         group: "judge",
         source: src!("judge/reference_judge.rs"),
-        schema: schema_of::<j::reference_judge::ReferenceJudgeSpec>,
+        schema: schema_pair::<j::reference_judge::ReferenceJudgeSpec, j::JudgeFields>,
         compile: j::reference_judge::compile,
     },
     ComponentInfo {

@@ -308,24 +308,47 @@ pub struct Caller {
     pub reasoning: Reasoning,
 }
 
-/// The judge fields every model grader has besides its prompt.
-pub struct CallerSpec<'a> {
-    pub judge: Option<&'a str>,
-    pub model: Option<&'a str>,
-    pub sampling: Option<&'a SamplingParams>,
-    pub deadline_ms: Option<u64>,
-    pub prefilter: Option<bool>,
-    pub min_chars: Option<usize>,
-    pub max_chars: Option<usize>,
-    pub injection: Injection,
+/// The fields every model grader shares (read beside its own with `Compiler::spec_pair`): which
+/// endpoint, how to sample, how long to wait, what the prefilter does.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeFields {
+    /// The endpoint to call, by name in the file's `judges:` section.
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// The judge model (OpenAI's field): picks an endpoint named after it or serving it.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub sampling_params: Option<SamplingParams>,
+    /// Whether the candidate's thinking section is shown to the judge (default strip).
+    #[serde(default)]
     pub reasoning: Reasoning,
-    pub default_max_tokens: u32,
+    /// Score degenerate candidates 0 without a call (default true).
+    #[serde(default)]
+    pub prefilter: Option<bool>,
+    /// Candidates with fewer non-space characters score 0 without a call.
+    #[serde(default)]
+    pub min_chars: Option<usize>,
+    /// Candidates longer than this (in characters) score 0 without a call.
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+    #[serde(default)]
+    pub injection: Injection,
+    /// The most a sample may wait for its verdict, retries included.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
 }
 
 impl Caller {
-    pub fn compile(cx: &mut Compiler, at: &At, spec: &CallerSpec) -> Option<Caller> {
-        let judge = cx.judge(at, spec.judge, spec.model)?;
-        let sp = spec.sampling.cloned().unwrap_or_default();
+    pub fn compile(
+        cx: &mut Compiler,
+        at: &At,
+        spec: &JudgeFields,
+        default_max_tokens: u32,
+    ) -> Option<Caller> {
+        let judge = cx.judge(at, spec.judge.as_deref(), spec.model.as_deref())?;
+        let sp = spec.sampling_params.clone().unwrap_or_default();
         let mut extra = Map::new();
         if let Some(t) = sp.top_p {
             extra.insert("top_p".into(), t.into());
@@ -347,7 +370,7 @@ impl Caller {
             max_tokens: sp
                 .max_completions_tokens
                 .or(sp.max_tokens)
-                .unwrap_or(spec.default_max_tokens),
+                .unwrap_or(default_max_tokens),
             extra,
             deadline: spec.deadline_ms.map(Duration::from_millis),
             prefilter: spec.prefilter.unwrap_or(true),

@@ -37,7 +37,7 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    delimit, exact_keys, unparseable, verdict_object, Caller, CallerSpec, Injection, SamplingParams,
+    delimit, exact_keys, unparseable, verdict_object, Caller, JudgeFields,
 };
 use crate::exec::BoxFuture;
 use crate::judge::{soft, JudgeReply};
@@ -45,7 +45,6 @@ use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
-use crate::text::reasoning::Reasoning;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -72,25 +71,7 @@ pub struct PairwiseSpec {
     #[serde(default)]
     pub allow_tie: Option<bool>,
     #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub judge: Option<String>,
-    #[serde(default)]
-    pub sampling_params: Option<SamplingParams>,
-    #[serde(default)]
     pub soft: bool,
-    #[serde(default)]
-    pub reasoning: Reasoning,
-    #[serde(default)]
-    pub prefilter: Option<bool>,
-    #[serde(default)]
-    pub min_chars: Option<usize>,
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    #[serde(default)]
-    pub injection: Injection,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 pub struct Pairwise {
@@ -114,7 +95,7 @@ const DEFAULT_CRITERION: &str =
     "Prefer the response that answers the question more helpfully, correctly and completely.";
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
-    let spec: PairwiseSpec = cx.spec(v, at)?;
+    let (spec, common): (PairwiseSpec, JudgeFields) = cx.spec_pair(v, at)?;
     let tie = spec.tie.unwrap_or(0.5);
     if !(0.0..=1.0).contains(&tie) {
         cx.err(at, Some("tie"), "must be between 0 and 1");
@@ -128,22 +109,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         .as_deref()
         .map(|q| cx.template(q, at, "question"));
     let input = cx.input(spec.input.as_deref(), at);
-    let caller = Caller::compile(
-        cx,
-        at,
-        &CallerSpec {
-            judge: spec.judge.as_deref(),
-            model: spec.model.as_deref(),
-            sampling: spec.sampling_params.as_ref(),
-            deadline_ms: spec.deadline_ms,
-            prefilter: spec.prefilter,
-            min_chars: spec.min_chars,
-            max_chars: spec.max_chars,
-            injection: spec.injection,
-            reasoning: spec.reasoning,
-            default_max_tokens: 1024,
-        },
-    );
+    let caller = Caller::compile(cx, at, &common, 1024);
     let allow_tie = spec.allow_tie.unwrap_or(true);
     let labels: Vec<&str> = if allow_tie {
         vec!["A", "B", "tie"]

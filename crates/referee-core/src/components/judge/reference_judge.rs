@@ -42,8 +42,7 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    delimit, exact_keys, unparseable, verdict_object, Caller, CallerSpec, Injection,
-    SamplingParams, NOTICE,
+    delimit, exact_keys, unparseable, verdict_object, Caller, JudgeFields, NOTICE,
 };
 use crate::exec::BoxFuture;
 use crate::judge::soft;
@@ -51,7 +50,6 @@ use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
-use crate::text::reasoning::Reasoning;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -77,25 +75,7 @@ pub struct ReferenceJudgeSpec {
     #[serde(default)]
     pub commit_first: bool,
     #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub judge: Option<String>,
-    #[serde(default)]
-    pub sampling_params: Option<SamplingParams>,
-    #[serde(default)]
     pub soft: bool,
-    #[serde(default)]
-    pub reasoning: Reasoning,
-    #[serde(default)]
-    pub prefilter: Option<bool>,
-    #[serde(default)]
-    pub min_chars: Option<usize>,
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    #[serde(default)]
-    pub injection: Injection,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 pub struct ReferenceJudge {
@@ -116,7 +96,7 @@ const COMMIT_TASK: &str = "Solve the question yourself. Respond with only a JSON
 {\"reasoning\": \"your working, briefly\", \"answer\": \"your final answer\"}.";
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
-    let spec: ReferenceJudgeSpec = cx.spec(v, at)?;
+    let (spec, common): (ReferenceJudgeSpec, JudgeFields) = cx.spec_pair(v, at)?;
     let reference = cx.template(&spec.reference, at, "reference");
     let question = spec
         .question
@@ -130,22 +110,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         );
     }
     let input = cx.input(spec.input.as_deref(), at);
-    let caller = Caller::compile(
-        cx,
-        at,
-        &CallerSpec {
-            judge: spec.judge.as_deref(),
-            model: spec.model.as_deref(),
-            sampling: spec.sampling_params.as_ref(),
-            deadline_ms: spec.deadline_ms,
-            prefilter: spec.prefilter,
-            min_chars: spec.min_chars,
-            max_chars: spec.max_chars,
-            injection: spec.injection,
-            reasoning: spec.reasoning,
-            default_max_tokens: 1024,
-        },
-    );
+    let caller = Caller::compile(cx, at, &common, 1024);
     let explain = spec.explain.unwrap_or(true);
     let mut task = String::from(
         "You decide whether a candidate's final answer is equivalent to the reference answer: \

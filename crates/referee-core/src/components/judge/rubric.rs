@@ -71,8 +71,7 @@ mod shapes;
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    exact_keys, render_delimited, unparseable, verdict_object, Caller, CallerSpec, Injection,
-    SamplingParams, NOTICE,
+    exact_keys, render_delimited, unparseable, verdict_object, Caller, JudgeFields, NOTICE,
 };
 use crate::exec::BoxFuture;
 use crate::judge::{soft, JudgeReply};
@@ -80,7 +79,6 @@ use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
-use crate::text::reasoning::Reasoning;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -229,25 +227,7 @@ pub struct RubricSpec {
     #[serde(default)]
     pub instructions: Option<String>,
     #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub judge: Option<String>,
-    #[serde(default)]
-    pub sampling_params: Option<SamplingParams>,
-    #[serde(default)]
     pub soft: bool,
-    #[serde(default)]
-    pub reasoning: Reasoning,
-    #[serde(default)]
-    pub prefilter: Option<bool>,
-    #[serde(default)]
-    pub min_chars: Option<usize>,
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    #[serde(default)]
-    pub injection: Injection,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 /// A sample's rubric; shared with the grader when it is fixed in the spec.
@@ -287,7 +267,7 @@ pub struct RubricGrader {
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
-    let spec: RubricSpec = cx.spec(v, at)?;
+    let (spec, common): (RubricSpec, JudgeFields) = cx.spec_pair(v, at)?;
     let cats = spec.categories.clone().unwrap_or_default();
     for (k, w) in [
         ("essential", cats.essential),
@@ -351,22 +331,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         .as_deref()
         .map(|r| cx.template(r, at, "reference"));
     let input = cx.input(spec.input.as_deref(), at);
-    let caller = Caller::compile(
-        cx,
-        at,
-        &CallerSpec {
-            judge: spec.judge.as_deref(),
-            model: spec.model.as_deref(),
-            sampling: spec.sampling_params.as_ref(),
-            deadline_ms: spec.deadline_ms,
-            prefilter: spec.prefilter,
-            min_chars: spec.min_chars,
-            max_chars: spec.max_chars,
-            injection: spec.injection,
-            reasoning: spec.reasoning,
-            default_max_tokens: 2048,
-        },
-    );
+    let caller = Caller::compile(cx, at, &common, 2048);
     if cx.has_errors() {
         return None;
     }

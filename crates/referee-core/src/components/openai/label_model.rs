@@ -29,15 +29,14 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, CallerSpec,
-    Injection, MessageSpec, Prompt, SamplingParams,
+    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, JudgeFields,
+    MessageSpec, Prompt,
 };
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::text::reasoning::Reasoning;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -51,28 +50,9 @@ pub struct LabelModelSpec {
     pub labels: Vec<String>,
     pub passing_labels: Vec<String>,
     #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub judge: Option<String>,
-    #[serde(default)]
-    pub sampling_params: Option<SamplingParams>,
-    #[serde(default)]
     pub steps: Option<bool>,
     #[serde(default)]
     pub soft: bool,
-    #[serde(default)]
-    pub reasoning: Reasoning,
-    #[serde(default)]
-    pub prefilter: Option<bool>,
-    #[serde(default)]
-    pub min_chars: Option<usize>,
-    /// Candidates longer than this (in characters) score 0 without a call.
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    #[serde(default)]
-    pub injection: Injection,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 pub struct LabelModel {
@@ -89,7 +69,7 @@ pub struct LabelModel {
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
-    let spec: LabelModelSpec = cx.spec(v, at)?;
+    let (spec, common): (LabelModelSpec, JudgeFields) = cx.spec_pair(v, at)?;
     if spec.labels.len() < 2 {
         cx.err(at, Some("labels"), "needs at least two labels");
     }
@@ -115,23 +95,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             );
         }
     }
-    let prompt = Prompt::compile(cx, at, "input", &spec.input, spec.reasoning);
-    let caller = Caller::compile(
-        cx,
-        at,
-        &CallerSpec {
-            judge: spec.judge.as_deref(),
-            model: spec.model.as_deref(),
-            sampling: spec.sampling_params.as_ref(),
-            deadline_ms: spec.deadline_ms,
-            prefilter: spec.prefilter,
-            min_chars: spec.min_chars,
-            max_chars: spec.max_chars,
-            injection: spec.injection,
-            reasoning: spec.reasoning,
-            default_max_tokens: 1024,
-        },
-    );
+    let prompt = Prompt::compile(cx, at, "input", &spec.input, common.reasoning);
+    let caller = Caller::compile(cx, at, &common, 1024);
     let steps = spec.steps.unwrap_or(true);
     let result = json!({"type": "string", "enum": spec.labels});
     let schema = if steps {

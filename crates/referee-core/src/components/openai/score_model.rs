@@ -44,15 +44,14 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, CallerSpec,
-    Injection, MessageSpec, Prompt, SamplingParams,
+    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, JudgeFields,
+    MessageSpec, Prompt,
 };
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::text::reasoning::Reasoning;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -63,36 +62,15 @@ use std::time::Instant;
 #[serde(deny_unknown_fields)]
 pub struct ScoreModelSpec {
     pub input: Vec<MessageSpec>,
-    /// The judge model (OpenAI's field); see `judge`.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// The endpoint to call, by name in the file's `judges:` section.
-    #[serde(default)]
-    pub judge: Option<String>,
     /// `[low, high]` (default `[0, 1]`).
     #[serde(default)]
     pub range: Option<[f64; 2]>,
     #[serde(default)]
     pub pass_threshold: Option<f64>,
     #[serde(default)]
-    pub sampling_params: Option<SamplingParams>,
-    #[serde(default)]
     pub steps: Option<bool>,
     #[serde(default)]
     pub soft: bool,
-    #[serde(default)]
-    pub reasoning: Reasoning,
-    #[serde(default)]
-    pub prefilter: Option<bool>,
-    #[serde(default)]
-    pub min_chars: Option<usize>,
-    /// Candidates longer than this (in characters) score 0 without a call.
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    #[serde(default)]
-    pub injection: Injection,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 pub struct ScoreModel {
@@ -110,7 +88,7 @@ pub struct ScoreModel {
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
-    let spec: ScoreModelSpec = cx.spec(v, at)?;
+    let (spec, common): (ScoreModelSpec, JudgeFields) = cx.spec_pair(v, at)?;
     let [lo, hi] = spec.range.unwrap_or([0.0, 1.0]);
     if !(lo.is_finite() && hi.is_finite() && lo < hi) {
         cx.err(at, Some("range"), "expected [low, high] with low < high");
@@ -128,23 +106,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             .map(|i| (i.to_string(), i as f64))
             .collect::<Vec<_>>()
     });
-    let prompt = Prompt::compile(cx, at, "input", &spec.input, spec.reasoning);
-    let caller = Caller::compile(
-        cx,
-        at,
-        &CallerSpec {
-            judge: spec.judge.as_deref(),
-            model: spec.model.as_deref(),
-            sampling: spec.sampling_params.as_ref(),
-            deadline_ms: spec.deadline_ms,
-            prefilter: spec.prefilter,
-            min_chars: spec.min_chars,
-            max_chars: spec.max_chars,
-            injection: spec.injection,
-            reasoning: spec.reasoning,
-            default_max_tokens: 1024,
-        },
-    );
+    let prompt = Prompt::compile(cx, at, "input", &spec.input, common.reasoning);
+    let caller = Caller::compile(cx, at, &common, 1024);
     let steps = spec.steps.unwrap_or(true);
     let mut result = json!({"type": "number", "minimum": lo, "maximum": hi});
     if soft_scale.is_some() {
