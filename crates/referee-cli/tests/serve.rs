@@ -103,6 +103,26 @@ fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
         &json!({"program": "missing", "samples": []}),
     );
     assert_eq!(s, 404);
+    // verl's custom reward function from examples/serve, against this server.
+    let out = Command::new("python3")
+        .current_dir(root().join("examples/serve"))
+        .env("REFEREE_URL", format!("http://{}", srv.addr))
+        .args([
+            "-c",
+            "import json, verl_reward as v; print(json.dumps([v.compute_score('openai/gsm8k', '#### 72', '72'), v.compute_score_batch(['a', 'a'], ['#### 3', '#### 4'], ['3', '3'])]))",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["score"], 1.0, "{v}");
+    assert_eq!(v[0]["status"], "ok");
+    assert_eq!(v[1][0]["correct"], 1.0, "{v}");
+    assert_eq!(v[1][1]["correct"], 0.0, "{v}");
     let pid = srv.child.id().to_string();
     assert!(Command::new("kill")
         .args(["-TERM", &pid])
@@ -129,4 +149,48 @@ fn a_spec_that_does_not_compile_stops_start_up_with_its_errors() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/grader/normalise"), "{err}");
+}
+
+#[test]
+fn idle_connections_and_clients_that_vanish_mid_request_do_not_stop_the_server() {
+    let mut srv = start(&["--spec", "default=examples/gsm8k/spec.yaml"]);
+    // Hundreds of connections that never send anything.
+    let idle: Vec<TcpStream> = (0..600)
+        .map(|_| TcpStream::connect(&srv.addr).unwrap())
+        .collect();
+    // Clients that send half a request, or announce a large body and leave.
+    for i in 0..50 {
+        let mut s = TcpStream::connect(&srv.addr).unwrap();
+        if i % 2 == 0 {
+            let _ = s.write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: applic");
+        } else {
+            let _ = s.write_all(
+                b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{\"program\": \"default\", \"samples\": [",
+            );
+        }
+        drop(s);
+    }
+    // Malformed JSON gets a 400, and real requests are still answered.
+    let mut s = TcpStream::connect(&srv.addr).unwrap();
+    write!(s, "POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{{oops").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    for _ in 0..20 {
+        let (s, v) = post(
+            &srv.addr,
+            "/v1/score",
+            &json!({"program": "default", "samples": [
+                {"data_source": "gsm8k", "response": "#### 5", "reward_model": {"ground_truth": "5"}}]}),
+        );
+        assert_eq!(
+            (s, v["results"][0]["components"]["correct"].clone()),
+            (200, json!(1.0))
+        );
+    }
+    drop(idle);
+    assert!(
+        srv.child.try_wait().unwrap().is_none(),
+        "the server is still running"
+    );
 }
