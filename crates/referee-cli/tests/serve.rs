@@ -194,3 +194,119 @@ fn idle_connections_and_clients_that_vanish_mid_request_do_not_stop_the_server()
         "the server is still running"
     );
 }
+
+/// `scripts/fault_server.py` on a free port; killed on drop.
+struct Fault(Child, String);
+
+impl Drop for Fault {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn fault(args: &[&str]) -> Fault {
+    let mut child = Command::new("python3")
+        .arg(root().join("scripts/fault_server.py"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    Fault(child, v["base_url"].as_str().unwrap().to_string())
+}
+
+fn judge_spec(dir: &std::path::Path, base_url: &str) -> PathBuf {
+    let p = dir.join("judge.yaml");
+    std::fs::write(
+        &p,
+        format!(
+            "judges: {{default: {{base_url: \"{base_url}\", model: m, max_retries: 0, timeout_ms: 5000}}}}\n\
+             judge_cache: {{backend: off}}\n\
+             grader: {{type: score_model, steps: false, input: [{{role: user, content: \"{{{{sample.output_text}}}}\"}}]}}\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn judged(addr: &str, text: &str) -> (u16, Value) {
+    post(
+        addr,
+        "/v1/score",
+        &json!({"program": "default", "samples": [{"item": {}, "sample": {"output_text": text}}]}),
+    )
+}
+
+#[test]
+fn a_dying_judge_backend_fails_samples_with_a_reason_and_the_server_keeps_serving() {
+    let dir = std::env::temp_dir().join(format!("referee-serve-judge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut judge = fault(&["--mode", "ok", "--content", "{\"result\": 0.75}"]);
+    let spec = judge_spec(&dir, &judge.1);
+    let srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let (s, v) = judged(&srv.addr, "Paris is the capital of France.");
+    assert_eq!(
+        (s, v["results"][0]["reward"].clone()),
+        (200, json!(0.75)),
+        "{v}"
+    );
+    let _ = judge.0.kill();
+    let _ = judge.0.wait();
+    let (s, v) = judged(&srv.addr, "Lyon is the capital of France.");
+    assert_eq!(s, 200, "{v}");
+    let r = &v["results"][0];
+    assert_eq!(
+        (
+            r["status"].clone(),
+            r["reason"].clone(),
+            r["reward"].clone()
+        ),
+        (json!("error"), json!("judge_connection"), Value::Null),
+        "{v}"
+    );
+    let (s, _) = post(
+        &srv.addr,
+        "/v1/score",
+        &json!({"spec": "{type: const, value: 1}", "samples": [{"item": {}, "sample": {"output_text": "x"}}]}),
+    );
+    assert_eq!(s, 200, "rule specs are still served");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sigterm_finishes_the_requests_in_flight_before_exiting() {
+    let dir = std::env::temp_dir().join(format!("referee-serve-drain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let judge = fault(&[
+        "--mode",
+        "ok",
+        "--delay",
+        "1.0",
+        "--content",
+        "{\"result\": 1}",
+    ]);
+    let spec = judge_spec(&dir, &judge.1);
+    let mut srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let addr = srv.addr.clone();
+    let inflight = std::thread::spawn(move || judged(&addr, "Paris is the capital of France."));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = srv.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let (s, v) = inflight.join().unwrap();
+    assert_eq!(
+        (s, v["results"][0]["reward"].clone()),
+        (200, json!(1.0)),
+        "{v}"
+    );
+    assert!(srv.child.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(dir);
+}

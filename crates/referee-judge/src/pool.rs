@@ -39,7 +39,19 @@ struct RewardJob {
 pub struct Pool {
     clients: BTreeMap<String, Arc<Client>>,
     front: Arc<Front>,
-    rt: tokio::runtime::Runtime,
+    /// Always `Some` until drop (taken there to shut it down without blocking).
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Pool {
+    /// A pool may be dropped anywhere, including inside another runtime's task (a server
+    /// dropping a spec compiled for one request): shutting down in the background never blocks,
+    /// where dropping a runtime there would panic.
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 impl Pool {
@@ -84,8 +96,12 @@ impl Pool {
                 inflight: Mutex::default(),
                 batchers: Mutex::default(),
             }),
-            rt,
+            rt: Some(rt),
         })
+    }
+
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.rt.as_ref().expect("the runtime lives until drop")
     }
 
     /// Where the cache lives (`off`, `memory`, a file, a Redis URL).
@@ -150,7 +166,7 @@ impl Judge for Pool {
             json_schema: call.json_schema,
             extra: call.extra,
         };
-        let handle = self.rt.spawn(async move {
+        let handle = self.rt().spawn(async move {
             let Some(key) = key else {
                 return send(client, req, deadline).await;
             };
@@ -218,7 +234,7 @@ impl Judge for Pool {
         };
         let front = self.front.clone();
         let endpoint = endpoint.to_string();
-        let handle = self.rt.spawn(async move {
+        let handle = self.rt().spawn(async move {
             let key = front.cache.enabled().then(|| {
                 cache::reward_key(&client.config().base_url, &client.config().model, &call)
             });
