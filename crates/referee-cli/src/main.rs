@@ -479,6 +479,16 @@ fn serve(
             return Ok(EXIT_SPEC);
         }
     }
+    // Structured logs: one JSON line per event on stderr; `RUST_LOG` sets the level (default
+    // info: one line per request).
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

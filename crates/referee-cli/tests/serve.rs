@@ -29,6 +29,7 @@ fn start(args: &[&str]) -> Server {
         .args(["serve", "--port", "0"])
         .args(args)
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -309,4 +310,55 @@ fn sigterm_finishes_the_requests_in_flight_before_exiting() {
     );
     assert!(srv.child.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn every_request_is_logged_as_one_json_line() {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("referee"))
+        .current_dir(root())
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--spec",
+            "default=examples/gsm8k/spec.yaml",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    let addr = v["listening"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .to_string();
+    let (s, _) = post(
+        &addr,
+        "/v1/score",
+        &json!({"program": "nope", "samples": []}),
+    );
+    assert_eq!(s, 404);
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let logs: Vec<Value> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let req = logs
+        .iter()
+        .find(|l| l["target"] == "referee::request")
+        .unwrap_or_else(|| panic!("no request log in {logs:?}"));
+    assert_eq!(req["fields"]["endpoint"], "/v1/score");
+    assert_eq!(req["fields"]["status"], 404);
+    assert_eq!(req["fields"]["method"], "POST");
+    assert!(req["fields"]["ms"].as_f64().is_some());
 }

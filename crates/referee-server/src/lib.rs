@@ -148,8 +148,16 @@ async fn track(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Res
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "other".to_string(), |p| p.as_str().to_string());
+    let method = req.method().clone();
     let t = std::time::Instant::now();
     let resp = next.run(req).await;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    // One structured line per request (the shell chooses the format and the level).
+    if resp.status().is_server_error() {
+        tracing::warn!(target: "referee::request", %method, endpoint = %endpoint, status = resp.status().as_u16(), ms);
+    } else {
+        tracing::info!(target: "referee::request", %method, endpoint = %endpoint, status = resp.status().as_u16(), ms);
+    }
     st.metrics
         .latency
         .get_or_create(&metrics::EndpointLabel {
