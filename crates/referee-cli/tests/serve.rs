@@ -362,3 +362,46 @@ fn every_request_is_logged_as_one_json_line() {
     assert_eq!(req["fields"]["method"], "POST");
     assert!(req["fields"]["ms"].as_f64().is_some());
 }
+
+#[test]
+fn a_slow_judge_request_does_not_hold_up_rule_requests() {
+    let dir = std::env::temp_dir().join(format!("referee-serve-slow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let judge = fault(&[
+        "--mode",
+        "ok",
+        "--delay",
+        "2.0",
+        "--content",
+        "{\"result\": 1}",
+    ]);
+    let spec = judge_spec(&dir, &judge.1);
+    let srv = start(&[
+        "--spec",
+        &format!("default={}", spec.display()),
+        "--max-in-flight",
+        "4",
+    ]);
+    let addr = srv.addr.clone();
+    let slow = std::thread::spawn(move || judged(&addr, "Paris is the capital of France."));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let t = std::time::Instant::now();
+    let (s, v) = post(
+        &srv.addr,
+        "/v1/score",
+        &json!({"spec": "{type: const, value: 1}", "samples": [{"item": {}, "sample": {"output_text": "x"}}]}),
+    );
+    assert_eq!((s, v["results"][0]["reward"].clone()), (200, json!(1.0)));
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(1000),
+        "{:?}",
+        t.elapsed()
+    );
+    let (s, v) = slow.join().unwrap();
+    assert_eq!(
+        (s, v["results"][0]["reward"].clone()),
+        (200, json!(1.0)),
+        "{v}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
