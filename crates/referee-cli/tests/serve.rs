@@ -393,7 +393,7 @@ fn a_slow_judge_request_does_not_hold_up_rule_requests() {
     );
     assert_eq!((s, v["results"][0]["reward"].clone()), (200, json!(1.0)));
     assert!(
-        t.elapsed() < std::time::Duration::from_millis(1000),
+        t.elapsed() < std::time::Duration::from_secs(1),
         "{:?}",
         t.elapsed()
     );
