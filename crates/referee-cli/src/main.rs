@@ -437,9 +437,14 @@ fn serve(
     config: referee_server::Config,
     judge: JudgeArgs,
 ) -> Result<u8> {
+    // One sandbox for every program the server compiles: their runs share its slots.
+    let sandbox = env(&judge, &JudgeUse::Call { output: None }).sandbox;
     let state = referee_server::AppState::new(
         config,
-        std::sync::Arc::new(move || env(&judge, &JudgeUse::Call { output: None })),
+        std::sync::Arc::new(move || referee_core::exec::Env {
+            sandbox: sandbox.clone(),
+            ..env(&judge, &JudgeUse::Call { output: None })
+        }),
     );
     let mut todo: Vec<(String, PathBuf)> = Vec::new();
     for s in specs {

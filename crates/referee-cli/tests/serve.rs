@@ -405,3 +405,54 @@ fn a_slow_judge_request_does_not_hold_up_rule_requests() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn get_text(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn metrics_show_sandbox_runs_in_flight() {
+    let dir = std::env::temp_dir().join(format!("referee-serve-sbx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("slow.yaml");
+    std::fs::write(
+        &spec,
+        "type: python\nname: slow\nsource: |\n  import time\n  def grade(sample, item):\n      time.sleep(1.5)\n      return 1.0\n",
+    )
+    .unwrap();
+    let srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let addr = srv.addr.clone();
+    let job = std::thread::spawn(move || {
+        post(
+            &addr,
+            "/v1/score",
+            &json!({"program": "default", "samples": [{"item": {}, "sample": {"output_text": "x"}}]}),
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let during = get_text(&srv.addr, "/metrics");
+    let (s, v) = job.join().unwrap();
+    assert_eq!(
+        (s, v["results"][0]["reward"].clone()),
+        (200, json!(1.0)),
+        "{v}"
+    );
+    let after = get_text(&srv.addr, "/metrics");
+    assert!(
+        during.contains("referee_sandbox_runs_in_flight 1"),
+        "{during}"
+    );
+    assert!(
+        after.contains("referee_sandbox_runs_in_flight 0"),
+        "{after}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

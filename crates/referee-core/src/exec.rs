@@ -126,6 +126,11 @@ pub trait Sandbox: Send + Sync {
     fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>>;
     /// The languages this executor runs (checked at compile time).
     fn languages(&self) -> Vec<String>;
+    /// Runs executing or waiting for a slot right now, where the executor counts them (for a
+    /// server's metrics).
+    fn runs_in_flight(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// What I/O graders get at compile time. Empty by default: a spec that needs a sandbox (or a

@@ -615,6 +615,18 @@ pub struct Lazy {
     config: Config,
     pool: std::sync::OnceLock<Result<Pool, String>>,
     compiled: Vec<&'static str>,
+    /// Runs of the jobs in flight (a server's `/metrics` reads it).
+    in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Takes a job's runs off the in-flight count when its future ends, however it ends.
+struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0
+            .fetch_sub(self.1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Lazy {
@@ -623,6 +635,7 @@ impl Lazy {
             config,
             pool: std::sync::OnceLock::new(),
             compiled: lang::available().iter().map(|(c, _)| c.name).collect(),
+            in_flight: std::sync::Arc::default(),
         }
     }
 
@@ -636,6 +649,10 @@ impl Lazy {
 }
 
 impl Sandbox for Lazy {
+    fn runs_in_flight(&self) -> Option<usize> {
+        Some(self.in_flight.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     fn languages(&self) -> Vec<String> {
         if let Some(Ok(p)) = self.pool.get() {
             return p.languages();
@@ -648,7 +665,17 @@ impl Sandbox for Lazy {
 
     fn execute(&self, job: Job) -> BoxFuture<'static, Result<Vec<RunOutput>, JobFailure>> {
         match self.pool() {
-            Ok(p) => p.execute(job),
+            Ok(p) => {
+                let runs = job.runs.len();
+                self.in_flight
+                    .fetch_add(runs, std::sync::atomic::Ordering::Relaxed);
+                let guard = InFlight(self.in_flight.clone(), runs);
+                let work = p.execute(job);
+                Box::pin(async move {
+                    let _guard = guard;
+                    work.await
+                })
+            }
             Err(e) => {
                 let e = e.to_string();
                 Box::pin(async move { Err(JobFailure::Unavailable(e)) })

@@ -90,6 +90,11 @@ async fn compile(st: &Arc<AppState>, text: String) -> Result<Program, ApiError> 
 }
 
 pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
+    if let Some(n) = st.sandbox_runs_in_flight() {
+        st.metrics
+            .sandbox_runs
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
     (
         [(
             header::CONTENT_TYPE,

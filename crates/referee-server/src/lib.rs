@@ -57,7 +57,8 @@ impl Default for Config {
     }
 }
 
-/// Builds the executors a compiled spec gets (sandbox, judge connector); called per compile.
+/// Builds the executors a compiled spec gets (sandbox, judge connector); called per compile. It
+/// should hand every program the same sandbox, so the server's runs share one set of slots.
 pub type EnvFactory = Arc<dyn Fn() -> Env + Send + Sync>;
 
 /// What every request shares: the registered programs and the limits.
@@ -97,6 +98,11 @@ impl AppState {
             .expect("programs lock")
             .insert(name.to_string(), p.clone());
         Ok(p)
+    }
+
+    /// The shared sandbox's runs in flight, when the executors count them.
+    pub fn sandbox_runs_in_flight(&self) -> Option<usize> {
+        (self.env)().sandbox.and_then(|s| s.runs_in_flight())
     }
 
     pub fn program(&self, name: &str) -> Option<Arc<Program>> {

@@ -1,5 +1,6 @@
 //! `/metrics` in Prometheus's text format: requests and their latency by endpoint, samples by
-//! status and error reason, judge calls, cache hits and tokens, scoring requests in flight.
+//! status and error reason, judge calls, cache hits and tokens, scoring requests and sandbox
+//! runs in flight.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -40,6 +41,7 @@ pub struct Metrics {
     pub samples: Family<StatusLabels, Counter>,
     pub judge: Family<KindLabel, Counter>,
     pub in_flight: Gauge,
+    pub sandbox_runs: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -82,6 +84,12 @@ impl Metrics {
             "Scoring requests admitted (running or waiting for a slot)",
             in_flight.clone(),
         );
+        let sandbox_runs = Gauge::default();
+        registry.register(
+            "sandbox_runs_in_flight",
+            "Sandbox runs executing or waiting for a slot",
+            sandbox_runs.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -89,6 +97,7 @@ impl Metrics {
             samples,
             judge,
             in_flight,
+            sandbox_runs,
         }
     }
 
