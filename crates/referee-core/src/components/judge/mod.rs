@@ -477,6 +477,36 @@ impl Caller {
         self.account(r, cx)
     }
 
+    /// One call and its verdict, strictly: the reply must be exactly a JSON object with the
+    /// `required` keys and nothing outside `required` and `optional`; anything else is
+    /// `judge_unparseable` (its message prefixed with `context`, when given).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn ask(
+        &self,
+        messages: Vec<(String, String)>,
+        schema: Value,
+        top_logprobs: Option<u32>,
+        started: Instant,
+        cx: &mut ScoreCtx,
+        required: &[&str],
+        optional: &[&str],
+        context: &str,
+    ) -> Result<(JudgeReply, Map<String, Value>), Outcome> {
+        let reply = self
+            .call(messages, Some(schema), top_logprobs, started, cx)
+            .await?;
+        let m = verdict_object(&reply)
+            .and_then(|m| exact_keys(&m, required, optional).map(|()| m))
+            .map_err(|e| {
+                unparseable(if context.is_empty() {
+                    e
+                } else {
+                    format!("{context}: {e}")
+                })
+            })?;
+        Ok((reply, m))
+    }
+
     /// The request for these messages.
     pub fn request(
         &self,

@@ -41,9 +41,7 @@
 //! a 0. The trace shows the committed answer and the verdict.
 
 use crate::compile::{waits, At, Compiler};
-use crate::components::judge::{
-    delimit, exact_keys, unparseable, verdict_object, Caller, JudgeFields, NOTICE,
-};
+use crate::components::judge::{delimit, unparseable, Caller, JudgeFields, NOTICE};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
@@ -193,27 +191,23 @@ impl ReferenceJudge {
                 ("system".to_string(), self.commit_system.clone()),
                 ("user".to_string(), format!("Question:\n{q}")),
             ];
-            let reply = match self
+            let m = match self
                 .caller
-                .call(
+                .ask(
                     messages,
-                    Some(self.commit_schema.clone()),
+                    self.commit_schema.clone(),
                     None,
                     started,
                     cx,
+                    &["answer"],
+                    &["reasoning"],
+                    "committed answer",
                 )
                 .await
             {
-                Ok(r) => r,
+                Ok((_, m)) => m,
                 Err(o) => return o,
             };
-            let m = match verdict_object(&reply) {
-                Ok(m) => m,
-                Err(e) => return unparseable(format!("committed answer: {e}")),
-            };
-            if let Err(e) = exact_keys(&m, &["answer"], &["reasoning"]) {
-                return unparseable(format!("committed answer: {e}"));
-            }
             match m["answer"].as_str().map(str::trim) {
                 Some(a) if !a.is_empty() => committed = Some((a.to_string(), Value::Object(m))),
                 _ => {
@@ -243,26 +237,28 @@ impl ReferenceJudge {
             ("user".to_string(), user),
         ];
         let top = self.soft.then_some(20);
-        let reply = match self
-            .caller
-            .call(messages, Some(self.schema.clone()), top, started, cx)
-            .await
-        {
-            Ok(r) => r,
-            Err(o) => return o,
-        };
-        let m = match verdict_object(&reply) {
-            Ok(m) => m,
-            Err(e) => return unparseable(e),
-        };
         let (required, optional): (&[&str], &[&str]) = if self.explain {
             (&["reasoning", "equivalent"], &[])
         } else {
             (&["equivalent"], &["reasoning"])
         };
-        if let Err(e) = exact_keys(&m, required, optional) {
-            return unparseable(e);
-        }
+        let (reply, m) = match self
+            .caller
+            .ask(
+                messages,
+                self.schema.clone(),
+                top,
+                started,
+                cx,
+                required,
+                optional,
+                "",
+            )
+            .await
+        {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
         if m.get("reasoning").is_some_and(|r| !r.is_string()) {
             return unparseable("`reasoning` is not a string");
         }

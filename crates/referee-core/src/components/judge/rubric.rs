@@ -878,21 +878,23 @@ response unacceptable. Respond with only a JSON object: {\"reason\": \"a few sen
             ("user".to_string(), format!("{header}\n\nRubric:{list}")),
         ];
         let top = self.soft.then_some(20);
-        let reply = match self
+        let (reply, m) = match self
             .caller
-            .call(messages, Some(schema), top, started, cx)
+            .ask(
+                messages,
+                schema,
+                top,
+                started,
+                cx,
+                &["rating"],
+                &["reason"],
+                "",
+            )
             .await
         {
             Ok(r) => r,
             Err(o) => return o,
         };
-        let m = match verdict_object(&reply) {
-            Ok(m) => m,
-            Err(e) => return unparseable(e),
-        };
-        if let Err(e) = exact_keys(&m, &["rating"], &["reason"]) {
-            return unparseable(e);
-        }
         let rating = match m["rating"].as_u64().filter(|r| (1..=10).contains(r)) {
             Some(r) => r as f64,
             None => {

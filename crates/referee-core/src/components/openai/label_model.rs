@@ -29,8 +29,7 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    check_steps, exact_keys, steps_schema, unparseable, verdict_object, Caller, JudgeFields,
-    MessageSpec, Prompt,
+    check_steps, steps_schema, unparseable, Caller, JudgeFields, MessageSpec, Prompt,
 };
 use crate::exec::BoxFuture;
 use crate::judge::soft;
@@ -152,24 +151,29 @@ impl LabelModel {
             Err(miss) => return miss.outcome(cx),
         };
         let top = self.soft.then_some(20);
-        let reply = match self
-            .caller
-            .call(messages, Some(self.schema.clone()), top, started, cx)
-            .await
-        {
-            Ok(r) => r,
-            Err(o) => return o,
-        };
-        let m = match verdict_object(&reply) {
-            Ok(m) => m,
-            Err(e) => return unparseable(e),
-        };
         let (required, optional): (&[&str], &[&str]) = if self.steps {
             (&["steps", "result"], &[])
         } else {
             (&["result"], &["steps"])
         };
-        if let Err(e) = exact_keys(&m, required, optional).and_then(|()| check_steps(&m)) {
+        let (reply, m) = match self
+            .caller
+            .ask(
+                messages,
+                self.schema.clone(),
+                top,
+                started,
+                cx,
+                required,
+                optional,
+                "",
+            )
+            .await
+        {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
+        if let Err(e) = check_steps(&m) {
             return unparseable(e);
         }
         let Some(label) = m.get("result").and_then(Value::as_str) else {
