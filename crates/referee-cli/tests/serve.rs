@@ -45,6 +45,12 @@ fn start(args: &[&str]) -> Server {
     Server { child, addr }
 }
 
+/// What an init system sends to stop a service.
+fn sigterm(pid: u32) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+}
+
 /// One HTTP/1.1 request; returns (status, JSON body).
 fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
     let b = body.to_string();
@@ -124,12 +130,7 @@ fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
     assert_eq!(v[0]["status"], "ok");
     assert_eq!(v[1][0]["correct"], 1.0, "{v}");
     assert_eq!(v[1][1]["correct"], 0.0, "{v}");
-    let pid = srv.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    sigterm(srv.child.id());
     let status = srv.child.wait().unwrap();
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
 }
@@ -296,12 +297,7 @@ fn sigterm_finishes_the_requests_in_flight_before_exiting() {
     let addr = srv.addr.clone();
     let inflight = std::thread::spawn(move || judged(&addr, "Paris is the capital of France."));
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let pid = srv.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    sigterm(srv.child.id());
     let (s, v) = inflight.join().unwrap();
     assert_eq!(
         (s, v["results"][0]["reward"].clone()),
@@ -343,11 +339,7 @@ fn every_request_is_logged_as_one_json_line() {
         &json!({"program": "nope", "samples": []}),
     );
     assert_eq!(s, 404);
-    assert!(Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
+    sigterm(child.id());
     let out = child.wait_with_output().unwrap();
     let logs: Vec<Value> = String::from_utf8_lossy(&out.stderr)
         .lines()
