@@ -93,10 +93,14 @@ struct reply {
     struct test_rec recs[MAX_TESTS];
 };
 
-/* What the run's Python gets back from referee_serve. */
+/* What Python gets back from referee_serve and referee_batch. `leader`: this is B, back in
+ * Python once to compile the batch's code (at `code_fd`, -1 if none) before it calls
+ * referee_batch; otherwise this is a test's process, ready to run. */
 struct child_info {
     const char *json;
     size_t json_len;
+    int32_t leader;
+    int32_t code_fd;
 };
 
 _Static_assert(sizeof(struct req_hdr) == 200, "request layout");
@@ -259,6 +263,10 @@ static void batch_setup(const struct req_hdr *h, unsigned uid) {
     if (chdir("/tmp") != 0)
         fail("chdir /tmp");
     setlim(RLIMIT_FSIZE, h->file_bytes, h->file_bytes, "RLIMIT_FSIZE");
+    /* B's own CPU (the leader's compile; its loop takes next to none); each test lowers it to
+     * its own limit, which is at most this. */
+    uint64_t cpu = h->cpu_ms / 1000 + (h->cpu_ms % 1000 != 0);
+    setlim(RLIMIT_CPU, cpu + 1, cpu + 1, "RLIMIT_CPU");
     /* The test's processes, and B. */
     setlim(RLIMIT_NPROC, h->processes + 1, h->processes + 1, "RLIMIT_NPROC");
     if (h->address_space_bytes)
@@ -316,6 +324,28 @@ static uint64_t tv_us(struct timeval a) {
     return (uint64_t)a.tv_sec * 1000000u + (uint64_t)a.tv_usec;
 }
 
+/* A test's record from its wait status, its setup pipe (closed here) and its outputs. */
+static void finish_record(struct test_rec *r, int st, int setup_r, uint64_t cpu_us,
+                          uint64_t maxrss_kb, const int *outs3) {
+    char s = 0;
+    int setup_ok = read(setup_r, &s, 1) == 1 && s == 's';
+    close(setup_r);
+    r->cpu_us = cpu_us;
+    r->maxrss_kb = maxrss_kb;
+    if (!setup_ok && !r->timed_out) {
+        r->end = END_SETUP_FAILED;
+    } else if (WIFEXITED(st)) {
+        r->end = END_EXITED;
+        r->code = WEXITSTATUS(st);
+    } else {
+        r->end = END_SIGNALED;
+        r->code = WTERMSIG(st);
+    }
+    struct stat sb;
+    r->stdout_size = fstat(outs3[0], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    r->stderr_size = fstat(outs3[1], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
 /* Waits for `pid` until `deadline` (then kills it); returns whether the deadline passed. */
 static int wait_deadline(pid_t pid, uint64_t deadline) {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -347,15 +377,18 @@ static int wait_deadline(pid_t pid, uint64_t deadline) {
     return timed_out;
 }
 
-/* B's loop. Returns only in a test's process (T), ready for Python; B itself exits. */
-static void run_batch(const struct req_hdr *h, const int *blobs, const int *outs, int report,
-                      unsigned uid) {
-    int errs[MAX_TESTS];
-    for (int k = 0; k < h->ntests; k++)
-        errs[k] = outs[3 * k + 1];
-    fail_fds = errs;
-    fail_nfds = h->ntests;
-    batch_setup(h, uid);
+/* The batch B runs, kept from its request (B's own copy of the zygote's memory). */
+static struct req_hdr bh;
+static int b_blobs[MAX_BLOBS], b_outs[3 * MAX_TESTS], b_errs[MAX_TESTS], b_report = -1;
+
+/* B's loop, called from Python after the leader's compile. Returns only in a test's process
+ * (T), ready for Python; B itself exits. */
+int referee_batch(struct child_info *info) {
+    const struct req_hdr *h = &bh;
+    const int *blobs = b_blobs, *outs = b_outs, *errs = b_errs;
+    int report = b_report;
+    if (report < 0) /* not B: nothing to run */
+        return -1;
     for (int k = 0; k < h->ntests; k++) {
         /* A failure of B from here on is told to the tests still to run. */
         fail_fds = errs + k;
@@ -373,7 +406,11 @@ static void run_batch(const struct req_hdr *h, const int *blobs, const int *outs
         long t = syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
         if (t == 0) {
             test_setup(h, blobs, k, outs, pipefd[1]);
-            return;
+            info->json = json_buf;
+            info->json_len = h->json_len;
+            info->leader = 0;
+            info->code_fd = -1;
+            return h->mode;
         }
         if (t < 0)
             fail("fork");
@@ -389,24 +426,10 @@ static void run_batch(const struct req_hdr *h, const int *blobs, const int *outs
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
             ;
         getrusage(RUSAGE_CHILDREN, &after);
-        char s = 0;
-        int setup_ok = read(pipefd[0], &s, 1) == 1 && s == 's';
-        close(pipefd[0]);
-        r.cpu_us = tv_us(after.ru_utime) + tv_us(after.ru_stime) - tv_us(before.ru_utime) -
-                   tv_us(before.ru_stime);
-        r.maxrss_kb = (uint64_t)ru.ru_maxrss;
-        if (!setup_ok && !r.timed_out) {
-            r.end = END_SETUP_FAILED;
-        } else if (WIFEXITED(st)) {
-            r.end = END_EXITED;
-            r.code = WEXITSTATUS(st);
-        } else {
-            r.end = END_SIGNALED;
-            r.code = WTERMSIG(st);
-        }
-        struct stat sb;
-        r.stdout_size = fstat(outs[3 * k], &sb) == 0 ? (uint64_t)sb.st_size : 0;
-        r.stderr_size = fstat(outs[3 * k + 1], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        finish_record(&r, st, pipefd[0],
+                      tv_us(after.ru_utime) + tv_us(after.ru_stime) - tv_us(before.ru_utime) -
+                          tv_us(before.ru_stime),
+                      (uint64_t)ru.ru_maxrss, &outs[3 * k]);
         if (pwrite(report, &r, sizeof r, (off_t)(k * sizeof r)) != (ssize_t)sizeof r)
             fail("report");
     }
@@ -549,37 +572,92 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
             continue;
         }
 
+        /* A batch of one test needs no init of its own: the test is PID 1 of its namespaces and
+         * the zygote keeps its record (as B does for a batch), saving a process per run. */
+        int single = h.ntests == 1, pipefd[2] = {-1, -1};
+        if (single && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) {
+            int e = errno;
+            close_all(blobs, nfds);
+            close_all(outs, nouts);
+            close(report);
+            if (send_error(sock, "zygote: pipe", e) != 0)
+                return -1;
+            continue;
+        }
+        uint64_t t0 = now_ns();
         /* Straight into the batch's new PID, mount, IPC and UTS namespaces. */
         long b = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
                          0, NULL, NULL, 0);
-        if (b == 0) {
-            run_batch(&h, blobs, outs, report, uid);
+        if (b == 0 && single) {
+            fail_fds = &outs[1];
+            fail_nfds = 1;
+            batch_setup(&h, uid);
+            test_setup(&h, blobs, 0, outs, pipefd[1]);
             info->json = json_buf;
             info->json_len = h.json_len;
+            info->leader = 0;
+            info->code_fd = -1;
+            return h.mode;
+        }
+        if (b == 0) {
+            /* B: set up, then back to Python once as the leader (see referee_batch). */
+            bh = h;
+            memcpy(b_blobs, blobs, sizeof b_blobs);
+            memcpy(b_outs, outs, sizeof b_outs);
+            b_report = report;
+            for (int k = 0; k < h.ntests; k++)
+                b_errs[k] = outs[3 * k + 1];
+            fail_fds = b_errs;
+            fail_nfds = h.ntests;
+            batch_setup(&h, uid);
+            info->json = json_buf;
+            info->json_len = h.json_len;
+            info->leader = 1;
+            info->code_fd = -1;
+            for (int i = 0; i < h.nblobs; i++)
+                if (h.target[i] == 7 && (h.test[i] == ALL_TESTS || h.ntests == 1))
+                    info->code_fd = blobs[i];
             return h.mode;
         }
         int clone_err = errno;
         close_all(blobs, nfds);
+        if (pipefd[1] >= 0)
+            close(pipefd[1]);
         memset(json_buf, 0, h.json_len);
         if (b < 0) {
             close_all(outs, nouts);
             close(report);
+            if (pipefd[0] >= 0)
+                close(pipefd[0]);
             if (send_error(sock, "clone", clone_err) != 0)
                 return -1;
             continue;
         }
-        /* B enforces each test's wall clock; this is the backstop for B itself. */
-        uint64_t budget_ms = (uint64_t)h.ntests * (h.wall_ms + 2000u) + 5000u;
-        int backstop = wait_deadline((pid_t)b, now_ns() + budget_ms * 1000000u);
-        int st = 0;
-        while (waitpid((pid_t)b, &st, 0) < 0 && errno == EINTR)
-            ;
         memset(&r, 0, sizeof r);
         r.magic = REP_MAGIC;
         r.ntests = h.ntests;
-        ssize_t got = pread(report, r.recs, h.ntests * sizeof(struct test_rec), 0);
+        int st = 0, backstop = 0, done = 0;
+        if (single) {
+            /* The test's own wall clock; when it (PID 1) exits, the kernel kills the rest. */
+            r.recs[0].timed_out = (uint32_t)wait_deadline((pid_t)b, t0 + h.wall_ms * 1000000u);
+            struct rusage ru;
+            memset(&ru, 0, sizeof ru);
+            while (wait4((pid_t)b, &st, 0, &ru) < 0 && errno == EINTR)
+                ;
+            r.recs[0].wall_us = (now_ns() - t0) / 1000u;
+            finish_record(&r.recs[0], st, pipefd[0],
+                          tv_us(ru.ru_utime) + tv_us(ru.ru_stime), (uint64_t)ru.ru_maxrss, outs);
+            done = 1;
+        } else {
+            /* B enforces each test's wall clock; this is the backstop for B itself. */
+            uint64_t budget_ms = (uint64_t)h.ntests * (h.wall_ms + 2000u) + 5000u;
+            backstop = wait_deadline((pid_t)b, now_ns() + budget_ms * 1000000u);
+            while (waitpid((pid_t)b, &st, 0) < 0 && errno == EINTR)
+                ;
+            ssize_t got = pread(report, r.recs, h.ntests * sizeof(struct test_rec), 0);
+            done = got > 0 ? (int)(got / (ssize_t)sizeof(struct test_rec)) : 0;
+        }
         close(report);
-        int done = got > 0 ? (int)(got / (ssize_t)sizeof(struct test_rec)) : 0;
         int setup_failed = WIFEXITED(st) && WEXITSTATUS(st) == 112;
         for (int k = done; k < h.ntests; k++) {
             /* B failed or was stopped before this test ran (or while it ran). */

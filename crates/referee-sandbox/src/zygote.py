@@ -151,6 +151,7 @@ def main():
         # Loaded from the memfd before the root changes; the mapping outlives the descriptor.
         NATIVE = ctypes.CDLL("/proc/self/fd/%d" % fds[0])
         NATIVE.referee_serve.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+        NATIVE.referee_batch.argtypes = [ctypes.c_void_p]
         NATIVE.referee_add_filter.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     except Exception as e:
         send({"ready": False, "error": "loading the native loop: %s" % e})
@@ -221,6 +222,13 @@ def main():
     mode = NATIVE.referee_serve(PROTO.fileno(), RUN_UID, ctypes.byref(info))
     if mode < 0:
         os._exit(0)  # the parent has gone
+    if info.leader:
+        # B, the batch's init, locked down like its tests: compile the job's code once, so
+        # that every test forked next inherits the code object instead of compiling it.
+        precompile(mode, info.code_fd)
+        mode = NATIVE.referee_batch(ctypes.byref(info))
+        if mode < 0:
+            os._exit(112)
     run_child(mode, info)
 
 
@@ -228,7 +236,27 @@ NATIVE = None
 
 
 class ChildInfo(ctypes.Structure):
-    _fields_ = [("json", ctypes.c_void_p), ("json_len", ctypes.c_size_t)]
+    _fields_ = [("json", ctypes.c_void_p), ("json_len", ctypes.c_size_t),
+                ("leader", ctypes.c_int32), ("code_fd", ctypes.c_int32)]
+
+
+PRECOMPILED = None  # (source, file name, code object): the batch's code, compiled by B
+PRECOMPILE_MAX = 1 << 20  # bigger sources are compiled by each test, within its own limits
+
+
+def precompile(mode, fd):
+    """In B: the batch's code, compiled once (a failure is left for each test to report)."""
+    global PRECOMPILED
+    if fd < 0 or MODES.get(mode) not in ("stdio", "call", "assert", "grade"):
+        return
+    try:
+        if os.fstat(fd).st_size > PRECOMPILE_MAX:
+            return
+        src = read_fd(fd)
+        name = "grader.py" if MODES[mode] == "grade" else "solution.py"
+        PRECOMPILED = (src, name, compile(src, name, "exec"))
+    except BaseException:
+        PRECOMPILED = None
 
 
 # ---------------------------------------------------------------------------------------------
