@@ -1,13 +1,18 @@
 //! Isolated execution of untrusted code for Referee (the `Sandbox` of `referee_core::exec`).
 //!
 //! A [`Pool`] of slots, each a warm Python zygote in its own user, mount, network, IPC and UTS
-//! namespaces and cgroup (see `zygote.py` for the per-run isolation: new PID, mount, IPC and UTS
-//! namespaces, a fresh tmpfs, uid 1000 with no capabilities, hard rlimits, no_new_privs,
-//! seccomp). The zygote's request loop and each run's setup are C (`native.c`, built by
+//! namespaces and cgroup. A job's tests go to a slot in batches (up to 16 tests of one job):
+//! each batch gets new PID, mount, IPC and UTS namespaces, a fresh tmpfs, uid 1000 with no
+//! capabilities, hard rlimits, no_new_privs and seccomp, and its init forks one process per
+//! test, killing whatever a test left before the next (see `zygote.py` and `native.c`). Tests of
+//! one job share the batch's working directory; different jobs (samples) never share anything.
+//! The zygote's request loop and each batch's setup are C (`native.c`, built by
 //! `build.rs` and sent to the zygote as a sealed memfd): the zygote runs no Python between
-//! clones, so the pages of its heap stay shared with the runs instead of being copied. A run's inputs travel as sealed memfds and its outputs come back as memfds: the
+//! clones, so the pages of its heap stay shared with the runs instead of being copied. A run's
+//! inputs travel as sealed memfds and its outputs come back as memfds: the
 //! zygote, whose memory every run inherits, never holds any run's data, and a compiled binary
-//! exists only as a descriptor handed to its own job's runs. The number of slots is the number of runs that can be alive at once, machine-wide
+//! exists only as a descriptor handed to its own job's runs. The number of slots is the number
+//! of batches that can be alive at once, machine-wide
 //! for this process: the limit is enforced by construction, not by a counter.
 //!
 //! Linux only; needs root (to map the ids of two users into each slot's namespace and to manage

@@ -6,8 +6,15 @@
  * request in Python (header parsing, objects, reference counts) wrote ~185 pages per request,
  * and a run's setup in Python (mounts, descriptors, limits, uid, seccomp) another ~150. Here the
  * zygote's loop touches a few pages of stack and static buffers, and the run's setup none of
- * the interpreter's heap. The run returns out of `referee_serve` into Python only to run its
- * harness, which reads the run's inputs, says "setup done" on fd 4, and runs the code.
+ * the interpreter's heap. A test's process returns out of `referee_serve` (or `referee_batch`)
+ * into Python only to run its harness, which reads its inputs, says "setup done" on fd 4, and
+ * runs the code.
+ *
+ * A request is a batch of a job's tests. The costly part of a run used to be its namespaces
+ * and mounts (creating and tearing down a PID, mount, IPC and UTS namespace, /proc and a tmpfs
+ * per test); now a batch gets them once, and its init (B) forks a process per test. B goes back
+ * into Python once, as the "leader", to compile the job's code, so each test inherits the code
+ * object instead of compiling it (a compile in a forked interpreter writes ~100 shared pages).
  *
  * The zygote still never reads a run's data: the inputs (code, stdin, arguments, tests) arrive
  * as descriptors and are passed on; the outputs go back as descriptors. The header is fixed-size
@@ -17,8 +24,8 @@
  * it is not attack surface for the code under test; it is still checked field by field, and a
  * malformed request is answered with an error, never trusted.
  *
- * Only libc; no allocation after start-up; the child never returns to Python before its setup
- * succeeded (on failure it writes why to its stderr memfd and exits 112).
+ * Only libc; no allocation after start-up; a test's process never returns to Python before its
+ * setup succeeded (on failure it writes why to its stderr memfd and exits 112).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -5,13 +5,17 @@
 # root, becomes PID 1 of its own PID namespace, pre-imports common modules, then serves requests.
 #
 # Requests are served by native code (native.c, a shared object the parent sends at start as a
-# sealed memfd): per request it clones G straight into new PID, mount, IPC and UTS namespaces.
-# G is PID 1 of the run's namespace: still in C, it mounts a fresh /proc, a private tmpfs at /tmp
-# (the working directory) and /dev/shm, drops to uid 1000 (no capabilities), sets hard rlimits,
-# no_new_privs and the seccomp filter, and only then returns into Python here (`run_child`),
-# which reads the run's inputs, reports "setup done" and runs the harness. When G dies the
-# kernel kills everything left in its PID namespace. The zygote itself never returns to Python
-# while serving: the pages of its heap stay shared with every run and are never copied.
+# sealed memfd). A request is a batch: up to 16 tests of one job (one sample's code). Per batch
+# the zygote clones B straight into new PID, mount, IPC and UTS namespaces. B is PID 1 of the
+# batch's namespace: still in C, it mounts a fresh /proc, a private tmpfs at /tmp (the working
+# directory) and /dev/shm, drops to uid 1000 (no capabilities), sets hard rlimits, no_new_privs
+# and the seccomp filter, returns into Python once to compile the job's code (`precompile`),
+# and then forks one process per test, each with only its own descriptors, its own CPU limit
+# and OOM score; between two tests B kills every process left in the namespace. A test's
+# process returns into Python here (`run_child`), which reads its inputs, reports "setup done"
+# and runs the harness. A batch of one test skips B: the test is PID 1 itself. When PID 1 dies
+# the kernel kills everything left in its PID namespace. The zygote itself never returns to
+# Python while serving: the pages of its heap stay shared with every run and are never copied.
 #
 # Verdicts are never computed here: the child returns raw stdout/stderr/exit status and, for
 # call tests, a JSON value; the Rust parent compares. Expected outputs never enter the sandbox.
