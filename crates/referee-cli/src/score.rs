@@ -96,7 +96,7 @@ impl Source {
 /// Where results go.
 enum Sink {
     Jsonl(BufWriter<Box<dyn Write + Send>>),
-    Parquet(ResultWriter<BufWriter<Box<dyn Write + Send>>>),
+    Parquet(Box<ResultWriter<BufWriter<Box<dyn Write + Send>>>>),
 }
 
 impl Sink {
@@ -164,10 +164,10 @@ pub fn run(
     };
     let writer = BufWriter::with_capacity(1 << 20, writer);
     let sink = if parquet_out {
-        Sink::Parquet(ResultWriter::new(
+        Sink::Parquet(Box::new(ResultWriter::new(
             writer,
             ResultColumns::for_program(program, opts.explain, id_kind),
-        )?)
+        )?))
     } else {
         Sink::Jsonl(writer)
     };

@@ -36,7 +36,12 @@ fn json_rows(path: &str) -> Vec<Value> {
 }
 
 fn jsonl(rows: &[Value]) -> String {
-    rows.iter().map(|r| format!("{r}\n")).collect()
+    let mut s = String::new();
+    for r in rows {
+        s.push_str(&r.to_string());
+        s.push('\n');
+    }
+    s
 }
 
 fn write_parquet(path: &Path, rows: &[Value]) {

@@ -84,16 +84,20 @@ fn scored_run_with_traces_and_groups() {
     let rows = lines(&res);
     let rewards: Vec<f64> = rows.iter().filter_map(|r| r["reward"].as_f64()).collect();
     let mean = rewards.iter().sum::<f64>() / rewards.len() as f64;
-    let h = report(
-        &res,
-        &["--data", "examples/gsm8k/samples.jsonl"],
-    );
+    let h = report(&res, &["--data", "examples/gsm8k/samples.jsonl"]);
     assert_eq!(card(&h, "rows"), "12");
-    assert_eq!(card(&h, "mean reward"), format!("{mean:.4}").trim_end_matches('0'));
+    assert_eq!(
+        card(&h, "mean reward"),
+        format!("{mean:.4}").trim_end_matches('0')
+    );
     assert_eq!(card(&h, "error"), "2");
     assert_eq!(card(&h, "ok"), "10");
     // One histogram for the reward and one per component.
-    assert_eq!(h.matches(r#"<svg class="plot""#).count(), 4, "reward, correct, overlong, variance");
+    assert_eq!(
+        h.matches(r#"<svg class="plot""#).count(),
+        4,
+        "reward, correct, overlong, variance"
+    );
     assert!(h.contains("<td>invalid_json</td>"));
     // Groups from the input's `uid`: q1 mixed, q2 a single rewarded row (not comparable);
     // the garbage line and the row without a uid have none.
@@ -105,7 +109,9 @@ fn scored_run_with_traces_and_groups() {
     assert!(h.contains("the traces carry no timings"));
     // Every row has its detail row with its trace tree (the first is the sum of two leaves).
     assert_eq!(h.matches(r#"<tr class="detail" hidden>"#).count(), 12);
-    assert!(h.contains(r#"<b>weighted_sum</b>"#) && h.contains(r#"<span class="name">correct</span>"#));
+    assert!(
+        h.contains(r"<b>weighted_sum</b>") && h.contains(r#"<span class="name">correct</span>"#)
+    );
     assert!(h.contains("line 10: line is not valid JSON"));
 }
 
@@ -143,7 +149,8 @@ fn parquet_results_report_like_jsonl_results() {
         assert_eq!(card(&a, k), card(&b, k), "{k}");
     }
     // Same body (the page names its source file, which differs).
-    let body = |h: &str| h[h.find("<h2>Rewards").unwrap()..h.find("<h2>About").unwrap()].to_string();
+    let body =
+        |h: &str| h[h.find("<h2>Rewards").unwrap()..h.find("<h2>About").unwrap()].to_string();
     assert_eq!(body(&a), body(&b));
 }
 
@@ -164,9 +171,8 @@ fn groups_carried_by_the_results() {
         .iter()
         .enumerate()
         .map(|(i, (g, r))| {
-            format!(
-                r#"{{"id":{i},"group":"{g}","reward":{r:.1},"status":"ok","components":{{}}}}"#
-            ) + "\n"
+            format!(r#"{{"id":{i},"group":"{g}","reward":{r:.1},"status":"ok","components":{{}}}}"#)
+                + "\n"
         })
         .collect();
     std::fs::write(&res, text).unwrap();
@@ -185,9 +191,15 @@ fn slowest_components_from_trace_timings() {
     let t = &h[h.find("<h2>Slowest components").unwrap()..h.find("<h2>Samples").unwrap()];
     let rows: Vec<&str> = t.split("<tr><td><code>").skip(1).collect();
     // Totals: the root 11.5 ms, math_equiv 10.5 ms, regex 0.2 ms (from microseconds).
-    assert!(rows[0].starts_with("/</code></td><td>weighted_sum</td><td>2</td><td>11.5</td>"), "{t}");
+    assert!(
+        rows[0].starts_with("/</code></td><td>weighted_sum</td><td>2</td><td>11.5</td>"),
+        "{t}"
+    );
     assert!(rows[1].starts_with("/inputs/0</code></td><td>math_equiv</td><td>2</td><td>10.5</td><td>5.25</td><td>8.5</td>"), "{t}");
-    assert!(rows[2].starts_with("/inputs/1</code></td><td>regex</td><td>2</td><td>0.2</td>"), "{t}");
+    assert!(
+        rows[2].starts_with("/inputs/1</code></td><td>regex</td><td>2</td><td>0.2</td>"),
+        "{t}"
+    );
     assert!(h.contains("judge_unparseable"));
 }
 
@@ -197,7 +209,11 @@ fn fuzz_report_has_the_verdict_and_rates_by_family() {
     assert!(h.contains("Referee report: fuzz"));
     assert!(h.contains("FAILED"));
     assert!(h.contains("<title>answer_listing: 0.75</title>"));
-    assert_eq!(h.matches(r#"<rect class="bar"#).count(), 4, "one bar per family");
+    assert_eq!(
+        h.matches(r#"<rect class="bar"#).count(),
+        4,
+        "one bar per family"
+    );
     // Examples expand under their family; outputs are escaped.
     assert_eq!(h.matches(r#"class="row expandable""#).count(), 2);
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -213,7 +229,12 @@ fn eval_and_compare_reports_show_their_numbers() {
     assert!(h.contains("<td>hep-python</td><td>12</td><td>0.75</td>"));
     assert!(h.contains("<td>kendall_tau_b</td><td>0.4711</td><td>[0.3, 0.62]</td>"));
     let h = report(&root().join("fixtures/report/compare.json"), &[]);
-    assert!(h.contains("31 (tp)") && h.contains("4 (fp)") && h.contains("2 (fn)") && h.contains("63 (tn)"));
+    assert!(
+        h.contains("31 (tp)")
+            && h.contains("4 (fp)")
+            && h.contains("2 (fn)")
+            && h.contains("63 (tn)")
+    );
     assert!(h.contains("<th>false_positive_rate</th><td>0.0597</td>"));
     assert!(h.contains("<td>m7</td>"));
 }

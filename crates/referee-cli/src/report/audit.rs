@@ -14,11 +14,6 @@ pub fn render(v: &Value, source: &str) -> String {
         return page("Referee report", source, "");
     };
     let mut b = String::new();
-    match kind {
-        "fuzz" => fuzz_head(m, &mut b),
-        "compare" => compare_head(m, &mut b),
-        _ => {}
-    }
     // Scalars first, as headline numbers.
     let scalars: Vec<(&str, String)> = m
         .iter()
@@ -29,6 +24,11 @@ pub fn render(v: &Value, source: &str) -> String {
         .collect();
     if !scalars.is_empty() {
         b.push_str(&cards(&scalars));
+    }
+    match kind {
+        "fuzz" => fuzz_head(m, &mut b),
+        "compare" => compare_head(m, &mut b),
+        _ => {}
     }
     for (k, x) in m {
         if k == "kind" || x.is_number() || x.is_boolean() || (x.is_string() && k != "spec") {

@@ -221,7 +221,7 @@ fn trace_node(t: &Value, o: &mut String) {
         let pretty = serde_json::to_string_pretty(d).unwrap_or_default();
         let _ = write!(
             o,
-            r#"<details><summary>detail</summary><pre>{}</pre></details>"#,
+            r"<details><summary>detail</summary><pre>{}</pre></details>",
             esc(&clip(&pretty, 20_000))
         );
     }
@@ -344,7 +344,7 @@ mod tests {
             json!({"family": "listing", "rate": 0.5, "examples": [{"id": "a", "output": "<b>x</b>"}]}),
         ];
         let t = object_table(&rows, Some("fam"));
-        assert!(t.contains(r#"<th>family</th><th>rate</th></tr>"#), "{t}");
+        assert!(t.contains(r"<th>family</th><th>rate</th></tr>"), "{t}");
         assert_eq!(t.matches(r#"class="row expandable""#).count(), 1);
         assert_eq!(t.matches(r#"class="detail" hidden"#).count(), 1);
         assert!(t.contains("&lt;b&gt;x&lt;/b&gt;"));

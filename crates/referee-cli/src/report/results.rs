@@ -131,7 +131,7 @@ pub fn render(
             let m = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
             let _ = write!(
                 b,
-                r#"<figure><figcaption>{} (mean {}, {} values)</figcaption>{}</figure>"#,
+                r"<figure><figcaption>{} (mean {}, {} values)</figcaption>{}</figure>",
                 esc(c),
                 opt(m),
                 vals.len(),
@@ -148,9 +148,9 @@ pub fn render(
     for ((s, reason), c) in by_count {
         let _ = write!(
             b,
-            r#"<tr><td class="st-{s}">{s}</td><td>{}</td><td>{c}</td><td>{}%</td></tr>"#,
+            r#"<tr><td class="st-{s}">{s}</td><td>{}</td><td>{c}</td><td>{:.1}%</td></tr>"#,
             esc(reason),
-            num(*c as f64 * 100.0 / n.max(1) as f64),
+            *c as f64 * 100.0 / n.max(1) as f64,
             s = esc(s)
         );
     }
