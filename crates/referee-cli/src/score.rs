@@ -82,7 +82,11 @@ impl Source {
             Source::Parquet(r) => {
                 let mut buf = Vec::with_capacity(1 << 20);
                 let mut ends = Vec::with_capacity(CHUNK);
-                while ends.len() < CHUNK && r.read_lines(&mut buf, &mut ends)? > 0 {}
+                while ends.len() < CHUNK
+                    && r.read_lines(&mut buf, &mut ends).context(
+                        "Parquet input (Referee reads uncompressed, snappy and zstd files)",
+                    )? > 0
+                {}
                 Ok((!ends.is_empty()).then_some(Chunk {
                     first_line,
                     buf,

@@ -325,6 +325,7 @@ t = pa.Table.from_pylist(rows)
 t = t.set_column(t.schema.get_field_index("tags"), "tags",
                  pa.array([r["tags"] for r in rows], type=pa.map_(pa.string(), pa.string())))
 pq.write_table(t, sys.argv[2], compression="zstd", row_group_size=4)
+pq.write_table(t, sys.argv[2] + ".gz.parquet", compression="gzip")
 "#;
     let st = std::process::Command::new(&py)
         .args(["-c", script])
@@ -345,4 +346,15 @@ pq.write_table(t, sys.argv[2], compression="zstd", row_group_size=4)
     let (_, got) = read_parquet(&out);
     let want = score_jsonl(spec, &rows, &["--explain"]);
     assert_same(&got, &want, &["correct", "overlong"]);
+    // A codec this build leaves out is an I/O error that says what it reads, not a crash.
+    let out = referee()
+        .args(["score", spec, "-q"])
+        .arg(d.join("rows.parquet.gz.parquet"))
+        .arg("-o")
+        .arg(d.join("gz.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("uncompressed, snappy and zstd"), "{err}");
 }

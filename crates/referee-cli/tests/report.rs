@@ -251,6 +251,21 @@ fn unknown_kinds_and_garbage_still_render() {
     let h = report(&odd, &[]);
     assert!(h.contains("Referee report: something_new"));
     assert_eq!(card(&h, "total"), "3");
+    // `referee explain`'s one pretty-printed result.
+    let one = d.join("one.json");
+    let out = referee()
+        .args([
+            "explain",
+            "fixtures/specs/label_eq.yaml",
+            r#"{"completion": "a", "label": "a"}"#,
+        ])
+        .output()
+        .unwrap();
+    std::fs::write(&one, out.stdout).unwrap();
+    let h = report(&one, &[]);
+    assert_eq!(card(&h, "rows"), "1");
+    assert_eq!(card(&h, "mean reward"), "1");
+    assert!(h.contains("<b>string_check</b>"));
     let junk = d.join("junk.jsonl");
     std::fs::write(&junk, "not json\n[1,2]\n").unwrap();
     let h = report(&junk, &[]);

@@ -55,6 +55,11 @@ pub fn render(v: &Value, source: &str) -> String {
 /// One top-level field by its shape.
 fn section(key: &str, x: &Value) -> String {
     match x {
+        // A spec is shown as written, whatever its shape.
+        Value::Object(_) if key == "spec" => format!(
+            "<pre>{}</pre>",
+            esc(&serde_json::to_string_pretty(x).unwrap_or_default())
+        ),
         Value::Array(a) if a.iter().all(Value::is_object) && !a.is_empty() => {
             let id = format!("t-{}", key.replace(|c: char| !c.is_alphanumeric(), "-"));
             object_table(a, (a.len() > 5).then_some(id.as_str()))

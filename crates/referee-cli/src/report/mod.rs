@@ -38,6 +38,13 @@ pub fn parse(text: &str) -> Input {
         if v.get("kind").is_some_and(Value::is_string) {
             return Input::Audit(v);
         }
+        // One result, pretty-printed (`referee explain`).
+        if v.get("status").is_some() {
+            return Input::Results {
+                rows: vec![v],
+                unreadable: 0,
+            };
+        }
     }
     let mut rows = Vec::new();
     let mut unreadable = 0;

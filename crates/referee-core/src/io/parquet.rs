@@ -3,9 +3,10 @@
 //! Reading turns each record batch into the JSON rows the JSONL path reads (one line per row,
 //! through the Arrow project's own JSON encoder: nested structs, lists and maps become objects
 //! and arrays; a null field is left out of its object, as pyarrow was given it; NaN is null), so
-//! both formats go through one mapping
-//! ([`crate::input::InputMapping`]) and one scorer. A file is streamed a batch at a time, never
-//! loaded whole.
+//! both formats go through one mapping ([`crate::input::InputMapping`]) and one scorer. A file
+//! is streamed a batch at a time, never loaded whole. Compiled codecs: snappy (pyarrow's default,
+//! so verl's files) and zstd; a file compressed otherwise (gzip, brotli, lz4) is refused with the
+//! parquet crate's error.
 //!
 //! Writing takes the result rows the JSONL path writes (the JSON of
 //! [`crate::ScoreResult::with_id`]) and lays them out as columns, one row per input row, in order:
