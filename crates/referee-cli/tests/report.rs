@@ -219,6 +219,11 @@ fn fuzz_report_has_the_verdict_and_rates_by_family() {
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!h.contains("<script>alert"));
     assert!(h.contains("<td>step_inflation</td><td>12</td><td>0.04</td>"));
+    // The spec (an object) is shown as written.
+    assert!(
+        h.contains("&quot;operation&quot;: &quot;ilike&quot;"),
+        "{h}"
+    );
 }
 
 #[test]
@@ -227,7 +232,11 @@ fn eval_and_compare_reports_show_their_numbers() {
     assert!(h.contains("Referee report: eval (rewardbench)"));
     assert!(h.contains("<th>weighted_accuracy</th><td>0.8125</td>"));
     assert!(h.contains("<td>hep-python</td><td>12</td><td>0.75</td>"));
-    assert!(h.contains("<td>kendall_tau_b</td><td>0.4711</td><td>[0.3, 0.62]</td>"));
+    assert!(h.contains("<td>spearman</td><td>0.5988</td><td>[0.38, 0.76]</td>"));
+    // An undefined correlation (constant scores) is null, shown as such.
+    assert!(h.contains(r#"<td>kendall_tau_b</td><td><span class="muted">null</span>"#));
+    assert!(h.contains("<td>safety</td><td>8</td><td>0.75</td>"));
+    assert_eq!(card(&h, "rows"), "40");
     let h = report(&root().join("fixtures/report/compare.json"), &[]);
     assert!(
         h.contains("31 (tp)")
@@ -235,7 +244,8 @@ fn eval_and_compare_reports_show_their_numbers() {
             && h.contains("2 (fn)")
             && h.contains("63 (tn)")
     );
-    assert!(h.contains("<th>false_positive_rate</th><td>0.0597</td>"));
+    assert!(h.contains("<th>false_positive</th><td>0.0597</td>"));
+    assert!(h.contains(r#"<th>by_reason</th><td><code>{&quot;missing_field&quot;:3}</code></td>"#));
     assert!(h.contains("<td>m7</td>"));
 }
 

@@ -64,12 +64,7 @@ fn section(key: &str, x: &Value) -> String {
             let id = format!("t-{}", key.replace(|c: char| !c.is_alphanumeric(), "-"));
             object_table(a, (a.len() > 5).then_some(id.as_str()))
         }
-        Value::Object(o) if o.values().all(|v| !v.is_object() && !v.is_array()) => kv_table(
-            &o.iter()
-                .map(|(k, v)| (k.clone(), cell(v)))
-                .collect::<Vec<_>>(),
-        ),
-        Value::Object(o) if o.values().all(Value::is_object) => {
+        Value::Object(o) if !o.is_empty() && o.values().all(Value::is_object) => {
             // A table keyed by name (correlations: pearson/spearman/kendall_tau_b).
             let rows: Vec<Value> = o
                 .iter()
@@ -84,6 +79,13 @@ fn section(key: &str, x: &Value) -> String {
                 .collect();
             object_table(&rows, None)
         }
+        // Flat or mixed objects (`errors: {a_only, ..., by_reason: {...}}`): one row per key,
+        // nested values as compact JSON.
+        Value::Object(o) => kv_table(
+            &o.iter()
+                .map(|(k, v)| (k.clone(), cell(v)))
+                .collect::<Vec<_>>(),
+        ),
         Value::String(s) => format!("<pre>{}</pre>", esc(s)),
         Value::Array(a) if a.is_empty() => r#"<p class="note">none</p>"#.to_string(),
         other => format!(

@@ -67,7 +67,7 @@ pub fn cell(v: &Value) -> String {
         Value::Null => r#"<span class="muted">null</span>"#.into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.as_f64().map_or_else(|| esc(&n.to_string()), num),
-        Value::String(s) => esc(&clip(s, 300)),
+        Value::String(s) => esc(&clip(s, 500)),
         Value::Array(a) if a.len() == 2 && a.iter().all(Value::is_number) && a.len() == 2 => {
             // Confidence intervals: `[lo, hi]`.
             format!(
