@@ -42,8 +42,8 @@ fi
 # pyarrow (the Parquet tests read files pyarrow writes, as verl's are) and Playwright (the report's
 # browser test), in a venv under ~/.cache/referee/ made on first use (about a minute, once).
 echo "== python tools (scripts/py_tools_venv.sh)"
-REFEREE_PYTHON=$(scripts/py_tools_venv.sh)
-export REFEREE_PYTHON
+REFEREE_PYARROW_PYTHON=$(scripts/py_tools_venv.sh)
+export REFEREE_PYARROW_PYTHON
 
 echo "== cargo test"
 log=$(mktemp)

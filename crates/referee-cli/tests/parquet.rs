@@ -292,10 +292,10 @@ fn pyarrow_written_fixture_scores_like_jsonl() {
     assert_same(&got, &want, &["correct", "overlong"]);
 }
 
-/// A Python with pyarrow: `REFEREE_PYTHON` (scripts/test.sh points it at its venv), else
+/// A Python with pyarrow: `REFEREE_PYARROW_PYTHON` (scripts/test.sh points it at its venv), else
 /// `python3`.
 fn pyarrow_python() -> Option<String> {
-    let py = std::env::var("REFEREE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let py = std::env::var("REFEREE_PYARROW_PYTHON").unwrap_or_else(|_| "python3".into());
     let ok = std::process::Command::new(&py)
         .args(["-c", "import pyarrow"])
         .output()
@@ -306,7 +306,7 @@ fn pyarrow_python() -> Option<String> {
 #[test]
 fn pyarrow_written_zstd_file_with_maps_scores_like_jsonl() {
     let Some(py) = pyarrow_python() else {
-        eprintln!("SKIPPED pyarrow_written_zstd_file_with_maps_scores_like_jsonl: pyarrow is not importable (set REFEREE_PYTHON to a Python that has it)");
+        eprintln!("SKIPPED pyarrow_written_zstd_file_with_maps_scores_like_jsonl: pyarrow is not importable (set REFEREE_PYARROW_PYTHON to a Python that has it)");
         return;
     };
     let d = scratch("pyarrow");
