@@ -245,7 +245,7 @@ fn eval_and_compare_reports_show_their_numbers() {
             && h.contains("63 (tn)")
     );
     assert!(h.contains("<th>false_positive</th><td>0.0597</td>"));
-    assert!(h.contains(r#"<th>by_reason</th><td><code>{&quot;missing_field&quot;:3}</code></td>"#));
+    assert!(h.contains(r"<th>by_reason</th><td><code>{&quot;missing_field&quot;:3}</code></td>"));
     assert!(h.contains("<td>m7</td>"));
 }
 
