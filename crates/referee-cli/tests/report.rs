@@ -152,6 +152,10 @@ fn parquet_results_report_like_jsonl_results() {
     let body =
         |h: &str| h[h.find("<h2>Rewards").unwrap()..h.find("<h2>About").unwrap()].to_string();
     assert_eq!(body(&a), body(&b));
+    // Groups from a Parquet input: verl's `uid`, q1 and q2 (one row has none).
+    let h = report(&pq, &["--data", "fixtures/parquet/gsm8k_verl.parquet"]);
+    assert_eq!(card(&h, "groups"), "2");
+    assert!(h.contains("1 row(s) have no group"));
 }
 
 #[test]
