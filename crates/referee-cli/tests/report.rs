@@ -106,7 +106,7 @@ fn scored_run_with_traces_and_groups() {
     assert_eq!(card(&h, "flat-group fraction"), "0");
     assert!(h.contains("1 group(s) have two or more rewards; 2 row(s) have no group"));
     // No timings in today's traces: omitted with a note.
-    assert!(h.contains("the traces carry no timings"));
+    assert!(h.contains("no trace node carries a timing"));
     // Every row has its detail row with its trace tree (the first is the sum of two leaves).
     assert_eq!(h.matches(r#"<tr class="detail" hidden>"#).count(), 12);
     assert!(
@@ -290,4 +290,29 @@ fn unknown_kinds_and_garbage_still_render() {
         .arg(d.join("x.html"))
         .assert()
         .code(3);
+}
+
+#[test]
+fn slowest_components_of_a_real_code_run() {
+    // code_exec records each test's wall time in its trace: the sandbox's real runs.
+    let d = scratch("code");
+    let res = d.join("results.jsonl");
+    score(
+        "examples/code/spec.yaml",
+        "examples/code/rollouts.jsonl",
+        &res,
+        &["--explain"],
+    );
+    let scored = lines(&res)
+        .iter()
+        .filter(|r| r["trace"]["detail"]["tests"].is_array())
+        .count();
+    let h = report(&res, &[]);
+    let t = &h[h.find("<h2>Slowest components").unwrap()..h.find("<h2>Samples").unwrap()];
+    assert!(
+        t.contains(&format!(
+            "<tr><td><code>/grader</code></td><td>code_exec</td><td>{scored}</td>"
+        )),
+        "{t}"
+    );
 }

@@ -160,15 +160,27 @@ pub struct NodeTiming {
     pub max_ms: f64,
 }
 
-/// The time a trace node reports for itself, in milliseconds: `elapsed_ms`, or `elapsed_us`
-/// (microseconds), on the node or in its `detail`.
+/// The time a trace node reports for itself, in milliseconds: `elapsed_ms` (or `elapsed_us`) on
+/// the node or in its `detail`; else what the graders that wait record in `detail`: a judge's
+/// `latency_ms`, or the sum of a code_exec's tests' `wall_ms`. Rule graders are not timed.
 fn node_ms(node: &Value) -> Option<f64> {
-    let get = |v: &Value| {
+    let own = |v: &Value| {
         v.get("elapsed_ms")
             .and_then(Value::as_f64)
             .or_else(|| v.get("elapsed_us").and_then(Value::as_f64).map(|u| u / 1e3))
     };
-    get(node).or_else(|| node.get("detail").and_then(get))
+    let detail = node.get("detail");
+    own(node)
+        .or_else(|| detail.and_then(own))
+        .or_else(|| detail?.get("latency_ms")?.as_f64())
+        .or_else(|| {
+            let tests = detail?.get("tests")?.as_array()?;
+            let walls: Vec<f64> = tests
+                .iter()
+                .filter_map(|t| t.get("wall_ms")?.as_f64())
+                .collect();
+            (!walls.is_empty()).then(|| walls.iter().sum())
+        })
 }
 
 /// Where scoring time went, by spec path, slowest (by total) first. Empty when no trace node
@@ -277,5 +289,13 @@ mod tests {
         assert_eq!(t[1].kind, "math_equiv");
         assert_eq!(t[1].mean_ms, 1.5);
         assert!(trace_timings([&json!({"path": "", "type": "regex"})]).is_empty());
+        // What waiting graders record: a judge's latency, a code_exec's tests' wall times.
+        let t = trace_timings([&json!({"type": "all_of", "path": "", "children": [
+            {"type": "score_model", "path": "/graders/0", "detail": {"latency_ms": 120.0, "cached": false}},
+            {"type": "code_exec", "path": "/graders/1", "detail": {"tests": [
+                {"verdict": "pass", "cpu_ms": 3.0, "wall_ms": 40.0},
+                {"verdict": "fail", "cpu_ms": 2.0, "wall_ms": 35.5}]}}]})]);
+        let got: Vec<(&str, f64)> = t.iter().map(|x| (x.kind.as_str(), x.total_ms)).collect();
+        assert_eq!(got, [("score_model", 120.0), ("code_exec", 75.5)]);
     }
 }

@@ -245,7 +245,7 @@ pub fn render(
         b.push_str(if traces.is_empty() {
             r#"<p class="note">Omitted: the results have no traces (score with <code>--explain</code>), and so no timings.</p>"#
         } else {
-            r#"<p class="note">Omitted: the traces carry no timings (<code>elapsed_ms</code>).</p>"#
+            r#"<p class="note">Omitted: no trace node carries a timing (judges record their <code>latency_ms</code>, code_exec its tests' <code>wall_ms</code>; rule graders are not timed).</p>"#
         });
     } else {
         b.push_str(r#"<table class="data"><thead><tr><th>path</th><th>type</th><th>calls</th><th>total ms</th><th>mean ms</th><th>max ms</th></tr></thead><tbody>"#);
