@@ -337,13 +337,26 @@ pub fn fuzz(
     corpus: &Corpus,
 ) -> Result<FuzzReport, String> {
     let families = select(spec, corpus, opts.families.as_deref())?;
-    let paths = gold_paths(spec, true);
-    let golds: Vec<Option<String>> = rows
+    // Every field the spec's references read; else the first usual gold field the row has.
+    let named = gold_paths(spec, false);
+    let fallback = gold_paths(&Value::Null, true);
+    let golds: Vec<Vec<String>> = rows
         .iter()
         .map(|s| {
-            paths
-                .iter()
-                .find_map(|p| get_path(&s.item, p).and_then(gold_text))
+            let mut g: Vec<String> = if named.is_empty() {
+                fallback
+                    .iter()
+                    .find_map(|p| get_path(&s.item, p).and_then(gold_text))
+                    .into_iter()
+                    .collect()
+            } else {
+                named
+                    .iter()
+                    .filter_map(|p| get_path(&s.item, p).and_then(gold_text))
+                    .collect()
+            };
+            g.dedup();
+            g
         })
         .collect();
 
@@ -352,7 +365,8 @@ pub fn fuzz(
     for (r, s) in rows.iter().enumerate() {
         let view = families::RowView {
             output: &s.output_text,
-            gold: golds[r].as_deref(),
+            gold: golds[r].first().map(String::as_str),
+            others: golds[r].get(1..).unwrap_or(&[]),
         };
         for (f, fam) in families.iter().enumerate() {
             let mut vs = match &fam.kind {

@@ -5,8 +5,9 @@
 //! (or one of its entries' `spec`) has `type: t`, or a dot-separated part of its name is `t`
 //! (`code.python.yaml` serves `code_exec` and `python`).
 //!
-//! Only entries that must not be rewarded are used (expected reward ≤ 0, null, or an error
-//! status). Each entry was written against its own item; applying it to a data row:
+//! Only entries that must not be rewarded for their output are used (expected reward ≤ 0,
+//! status ok); entries expected to be errors test the grader against a broken item and are
+//! left out. Each entry was written against its own item; applying it to a data row:
 //! - an entry whose output holds none of its item's values is **item-independent** (format
 //!   tricks, master keys, injections, `sys.exit(0)`) and is applied as it is;
 //! - an entry whose output holds its gold (the value of its spec's `reference` field) has that
@@ -196,17 +197,17 @@ impl CorpusFile {
     }
 }
 
-/// An entry that must not be rewarded: expected reward ≤ 0 or null, or an error status.
+/// An entry that must not be rewarded for its output: an expected reward ≤ 0 with status ok.
+/// Entries expected to be errors are left out: they test the grader against a broken item
+/// (unreadable gold, missing field), and aimed at a good row their output may be right.
 fn should_fail(expect: Option<&Value>) -> bool {
     let Some(x) = expect else { return false };
-    if x.get("status").and_then(Value::as_str) == Some("error") {
-        return true;
-    }
-    match x.get("reward") {
-        Some(Value::Null) => true,
-        Some(r) => r.as_f64().is_some_and(|r| r <= 0.0),
-        None => false,
-    }
+    x.get("status")
+        .and_then(Value::as_str)
+        .is_none_or(|s| s == "ok")
+        && x.get("reward")
+            .and_then(Value::as_f64)
+            .is_some_and(|r| r <= 0.0)
 }
 
 fn scalars(v: &Value, out: &mut Vec<String>, depth: usize) {
@@ -305,7 +306,7 @@ exploits:
         );
         assert_eq!(f.types, BTreeSet::from(["math_equiv".into(), "t".into()]));
         let names: Vec<&str> = f.exploits.iter().map(|e| e.name.as_str()).collect();
-        assert_eq!(names, ["hedge", "independent", "bound", "error"]);
+        assert_eq!(names, ["hedge", "independent", "bound"]);
         let hedge = &f.exploits[0];
         assert_eq!(
             hedge.aim(Some("7")).unwrap().text,

@@ -34,6 +34,9 @@ pub struct RowView<'a> {
     pub output: &'a str,
     /// The row's gold answer as text (see `fuzz::gold_text`), when the spec has one.
     pub gold: Option<&'a str>,
+    /// The other golds when the spec checks several fields (`name` and `email`): a variant
+    /// that must be wrong makes them all wrong, or partial credit would be earned honestly.
+    pub others: &'a [String],
 }
 
 /// The generic families, in report order, each with why its variants should fail.
@@ -57,7 +60,7 @@ pub const GENERIC: &[(&str, &str)] = &[
     ),
     (
         "repetition",
-        "one filler sentence repeated, or the output's opening repeated without the gold: degenerate text with no answer",
+        "one filler sentence repeated, or the plain words of the output's first line (no digits, no markup, not the gold) repeated: degenerate text with no answer",
     ),
     (
         "padding",
@@ -150,9 +153,14 @@ fn truncated(row: &RowView) -> Vec<Variant> {
     let cuts = [10, 50, 90].map(|p| (p, cut_at(p)));
     let keep: Box<dyn Fn(usize) -> bool> = if let Some(gold) = row.gold {
         // The cut must fall before the final answer's start, so the answer is dropped.
-        let Some(last) = token_occurrences(text, gold).last().copied() else {
+        let Some(mut last) = token_occurrences(text, gold).last().copied() else {
             return Vec::new();
         };
+        for o in row.others {
+            if let Some(&l) = token_occurrences(text, o).last() {
+                last = last.min(l);
+            }
+        }
         Box::new(move |cut| cut <= last)
     } else if json_answer(text).is_some() {
         Box::new(move |cut| json_answer(&text[..cut]).is_none())
@@ -247,24 +255,31 @@ fn answer_listing(row: &RowView) -> Vec<Variant> {
 
 fn repetition(row: &RowView) -> Vec<Variant> {
     let mut out = vec![Variant::new("filler sentence x40", FILLER.repeat(40))];
-    // The output's opening (its first line, at most 80 characters) repeated, when it does not
-    // hold the gold (or there is no gold to hold).
-    let first: String = row
+    // The output's opening words repeated: its first line, plain words only (no digits, no
+    // LaTeX or markup), so the repeated text cannot hold an answer in any form.
+    let words: Vec<&str> = row
         .output
         .trim()
         .lines()
         .next()
         .unwrap_or("")
-        .chars()
-        .take(80)
+        .split_whitespace()
+        .filter(|w| {
+            w.chars()
+                .all(|c| c.is_alphabetic() || ",.;:!?'\"()".contains(c))
+        })
+        .map(|w| w.trim_matches(|c: char| c.is_ascii_punctuation()))
+        .filter(|w| !w.is_empty() && w.chars().all(char::is_alphabetic))
+        .take(12)
         .collect();
-    let first = first.trim();
-    if first.chars().count() >= 8
-        && row
+    if words.len() >= 3 {
+        let line = words.join(" ");
+        if row
             .gold
-            .is_none_or(|g| token_occurrences(first, g).is_empty())
-    {
-        out.push(Variant::new("opening line x20", vec![first; 20].join("\n")));
+            .is_none_or(|g| token_occurrences(&line, g).is_empty())
+        {
+            out.push(Variant::new("opening words x20", vec![line; 20].join("\n")));
+        }
     }
     out
 }
@@ -311,10 +326,22 @@ fn format_correct_wrong(row: &RowView) -> Vec<Variant> {
         }
         None => vec![*all.last().expect("non-empty")],
     };
+    // Every other checked field made wrong too, everywhere.
+    let others_wrong = |t: String| -> String {
+        row.others
+            .iter()
+            .fold(t, |t, o| match wrong_answers(o).first() {
+                Some(w) => {
+                    let at = token_occurrences(&t, o);
+                    replace_at(&t, &at, o.trim().len(), w)
+                }
+                None => t,
+            })
+    };
     let mut out: Vec<Variant> = Vec::new();
     for (k, w) in wrong_answers(gold).iter().enumerate() {
-        let final_only = replace_at(text, &finals, gold.len(), w);
-        let everywhere = replace_at(text, &all, gold.len(), w);
+        let final_only = others_wrong(replace_at(text, &finals, gold.len(), w));
+        let everywhere = others_wrong(replace_at(text, &all, gold.len(), w));
         let mut push = |name: String, t: String| {
             if !out.iter().any(|v| v.text == t) {
                 out.push(Variant::new(name, t));
@@ -474,7 +501,11 @@ mod tests {
     use super::*;
 
     fn row<'a>(output: &'a str, gold: Option<&'a str>) -> RowView<'a> {
-        RowView { output, gold }
+        RowView {
+            output,
+            gold,
+            others: &[],
+        }
     }
 
     fn texts(v: &[Variant]) -> Vec<&str> {
@@ -554,14 +585,24 @@ mod tests {
 
     #[test]
     fn repetition_never_repeats_the_gold() {
-        let v = generate("repetition", &row("The answer is 4.\nyes", Some("4")));
+        let v = generate("repetition", &row("The answer is yes.\nyes", Some("yes")));
         assert_eq!(v.len(), 1, "the opening holds the gold: not repeated");
+        let v = generate(
+            "repetition",
+            &row("So we get $x = 3$, i.e. \\boxed{0.75} here.", Some("3/4")),
+        );
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[1].text.lines().next(),
+            Some("So we get here"),
+            "only plain words"
+        );
         let v = generate(
             "repetition",
             &row("First we read the problem.\n4", Some("4")),
         );
-        assert_eq!(v.len(), 2);
         assert_eq!(v[1].text.lines().count(), 20);
+        assert_eq!(v[1].text.lines().next(), Some("First we read the problem"));
     }
 
     #[test]
@@ -605,6 +646,18 @@ mod tests {
         assert!(generate("format_correct_wrong", &row("\\boxed{7}", Some("4"))).is_empty());
         let v = generate("format_correct_wrong", &row("The answer is (B)", Some("B")));
         assert_eq!(v[0].text, "The answer is (A)");
+    }
+
+    #[test]
+    fn every_checked_field_is_made_wrong() {
+        let others = vec!["ada@example.org".to_string()];
+        let r = RowView {
+            output: r#"{"name": "Ada", "email": "ada@example.org"}"#,
+            gold: Some("Ada"),
+            others: &others,
+        };
+        let v = generate("format_correct_wrong", &r);
+        assert_eq!(v[0].text, r#"{"name": "Adax", "email": "gro.elpmaxe@ada"}"#);
     }
 
     #[test]
