@@ -37,6 +37,9 @@ pub struct FuzzArgs {
     /// Skip the perturbation audits (step inflation, reordering, confidence markers).
     #[arg(long)]
     pub no_perturb: bool,
+    /// Most passing variants listed per family in the report.
+    #[arg(long, default_value_t = fuzz::EXAMPLES)]
+    pub examples: usize,
     /// Use only the first N rows of the data.
     #[arg(long)]
     pub rows: Option<usize>,
@@ -85,6 +88,7 @@ pub fn run(a: &FuzzArgs) -> Result<u8> {
         max_rate: a.max_rate,
         perturb: !a.no_perturb,
         max_moved: a.max_moved,
+        examples: a.examples,
     };
     let label = serde_json::Value::String(a.spec.display().to_string());
     let report = match fuzz::fuzz(&program, &spec, label, &rows, &opts, corpus) {

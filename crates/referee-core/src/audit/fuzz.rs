@@ -49,6 +49,8 @@ pub struct FuzzOptions {
     pub perturb: bool,
     /// The run also fails when a perturbation's moved fraction is above this.
     pub max_moved: Option<f64>,
+    /// Most passing variants listed per family.
+    pub examples: usize,
 }
 
 impl Default for FuzzOptions {
@@ -61,6 +63,7 @@ impl Default for FuzzOptions {
             max_rate: 0.0,
             perturb: true,
             max_moved: None,
+            examples: EXAMPLES,
         }
     }
 }
@@ -85,7 +88,7 @@ pub struct FamilyReport {
     pub passed: usize,
     /// `passed / variants` (0 when there were none).
     pub rate: f64,
-    /// Up to [`EXAMPLES`] variants that passed.
+    /// The first variants that passed (at most `FuzzOptions::examples`, default [`EXAMPLES`]).
     pub examples: Vec<Example>,
 }
 
@@ -429,7 +432,7 @@ pub fn fuzz(
         rep.variants += 1;
         if res.reward.is_some_and(|x| x >= opts.threshold) {
             rep.passed += 1;
-            if rep.examples.len() < EXAMPLES {
+            if rep.examples.len() < opts.examples {
                 rep.examples.push(Example {
                     id: id_of(&rows[*r], *r),
                     variant: v.name.clone(),
@@ -510,7 +513,7 @@ pub fn render_table(r: &FuzzReport) -> String {
     }
     let holes: Vec<&FamilyReport> = r.families.iter().filter(|f| f.passed > 0).collect();
     if !holes.is_empty() {
-        let _ = writeln!(o, "\nvariants that passed (first {EXAMPLES} per family):");
+        let _ = writeln!(o, "\nvariants that passed (the first of each family):");
         for f in holes {
             for e in &f.examples {
                 let text: String = e.output.chars().take(70).collect();

@@ -16,7 +16,10 @@
 //!   skipped for rows without a gold, and when the row's gold already occurs in the entry's
 //!   output (the substitution could make the hedge a plain right answer: gold 2 above);
 //! - an entry whose output holds other values of its item (3 characters or more: tool names,
-//!   arguments, question text) is bound to that item and is skipped.
+//!   arguments, question text), or quotes five words in a row of its file's spec (a rubric
+//!   restated), is bound to that item or spec and is skipped;
+//! - an entry with its own `spec:` tests that configuration (`max_chars: 200`, a mode) rather
+//!   than the type, and is skipped.
 //!
 //! Structured outputs travel with the text: an entry given as a `row` with `output_tools` keeps
 //! its calls.
@@ -136,6 +139,13 @@ impl CorpusFile {
             .get("exploits")
             .and_then(Value::as_array)
             .ok_or_else(|| format!("{name}: no `exploits` list"))?;
+        // The words of the file's spec (its rubric, its instructions): an entry that quotes
+        // them is aimed at that spec.
+        let mut spec_strings = Vec::new();
+        if let Some(s) = default_spec {
+            scalars(s, &mut spec_strings, 0);
+        }
+        let spec_text = normalize(&spec_strings.join(" \n "));
         let mut exploits = Vec::new();
         for e in entries {
             let spec = e.get("spec").or(default_spec);
@@ -146,7 +156,9 @@ impl CorpusFile {
             {
                 types.insert(t.to_string());
             }
-            if !should_fail(e.get("expect")) {
+            // An entry with its own spec tests that configuration (a `max_chars`, a mode), not
+            // what every spec of the type does.
+            if !should_fail(e.get("expect")) || e.get("spec").is_some() {
                 continue;
             }
             let title = e
@@ -180,7 +192,7 @@ impl CorpusFile {
                 v.chars().count() >= 3
                     && gold.as_deref() != Some(v.trim())
                     && !token_occurrences(&text, v).is_empty()
-            });
+            }) || echoes(&text, &spec_text);
             exploits.push(Exploit {
                 name: title,
                 text,
@@ -208,6 +220,28 @@ fn should_fail(expect: Option<&Value>) -> bool {
         && x.get("reward")
             .and_then(Value::as_f64)
             .is_some_and(|r| r <= 0.0)
+}
+
+/// Lowercase words joined by single spaces.
+fn normalize(t: &str) -> String {
+    t.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `text` quotes five words in a row of `spec_text` (already normalized).
+fn echoes(text: &str, spec_text: &str) -> bool {
+    if spec_text.is_empty() {
+        return false;
+    }
+    let norm = normalize(text);
+    let words: Vec<&str> = norm.split(' ').filter(|w| !w.is_empty()).collect();
+    words.windows(5).any(|w| {
+        let phrase = w.join(" ");
+        spec_text.contains(&phrase)
+    })
 }
 
 fn scalars(v: &Value, out: &mut Vec<String>, depth: usize) {
@@ -295,18 +329,21 @@ mod tests {
     fn entries_are_aimed_at_the_row() {
         let f = file(
             r#"
-spec: {type: math_equiv, reference: "{{item.answer}}"}
+spec: {type: math_equiv, reference: "{{item.answer}}", note: "The answer must equal the reference answer exactly."}
 exploits:
   - {exploit: hedge, why: x, output: '\boxed{1 \text{ or } 2}', item: {answer: "1"}, expect: {reward: 0}}
   - {exploit: independent, why: x, output: '<answer></answer>', expect: {reward: 0}}
   - {exploit: bound, why: x, output: 'Paris is it', item: {answer: "1", city: Paris}, expect: {reward: 0}}
   - {exploit: partial credit, why: x, output: 'half', expect: {reward: 0.5}}
   - {exploit: error, why: x, output: 'e', expect: {reward: null, status: error}}
+  - {exploit: own spec, why: x, spec: {type: math_equiv, reference: "1"}, output: 'o', expect: {reward: 0}}
+  - {exploit: echo, why: x, output: 'It will equal the reference answer exactly.', expect: {reward: 0}}
 "#,
         );
         assert_eq!(f.types, BTreeSet::from(["math_equiv".into(), "t".into()]));
         let names: Vec<&str> = f.exploits.iter().map(|e| e.name.as_str()).collect();
-        assert_eq!(names, ["hedge", "independent", "bound"]);
+        assert_eq!(names, ["hedge", "independent", "bound", "echo"]);
+        assert!(f.exploits[3].aim(Some("1")).is_none(), "quotes the spec");
         let hedge = &f.exploits[0];
         assert_eq!(
             hedge.aim(Some("7")).unwrap().text,
