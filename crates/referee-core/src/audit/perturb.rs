@@ -138,14 +138,19 @@ fn split_plain(text: &str) -> Option<Steps> {
 impl Steps {
     /// The solution written with these steps, renumbered.
     pub fn render(&self, steps: &[String]) -> String {
+        use std::fmt::Write as _;
         let mut out = self.prefix.clone();
         for (k, s) in steps.iter().enumerate() {
             if k > 0 {
                 out.push_str(self.sep);
             }
             match self.style {
-                StepStyle::Labeled => out.push_str(&format!("Step {}: ", k + 1)),
-                StepStyle::Numbered => out.push_str(&format!("{}. ", k + 1)),
+                StepStyle::Labeled => {
+                    let _ = write!(out, "Step {}: ", k + 1);
+                }
+                StepStyle::Numbered => {
+                    let _ = write!(out, "{}. ", k + 1);
+                }
                 StepStyle::Paragraphs => {}
             }
             out.push_str(s);

@@ -307,8 +307,9 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/exploits");
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .filter(|n| n.ends_with(".yaml"))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
             .collect();
         on_disk.sort();
         let listed: Vec<&str> = EMBEDDED.iter().map(|(n, _)| *n).collect();
