@@ -3,7 +3,9 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::process::{Child, Stdio};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -177,4 +179,76 @@ fn code_example_finds_nothing_in_the_sandbox() {
         .unwrap()
         .iter()
         .all(|e| e["status"] == "ok" && e["reward"] == 0.0));
+}
+
+/// `scripts/fault_server.py` on a free port; killed on drop.
+struct Fault(Child, String);
+
+impl Drop for Fault {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn fault(args: &[&str]) -> Fault {
+    let mut child = std::process::Command::new("python3")
+        .arg(root().join("scripts/fault_server.py"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    Fault(child, v["base_url"].as_str().unwrap().to_string())
+}
+
+/// A judge without prefilter against a real HTTP endpoint that gives every answer full marks:
+/// the content-free families pass, and the variants are judged concurrently (one batch).
+#[test]
+fn a_judge_without_prefilter_over_http() {
+    let judge = fault(&[
+        "--mode",
+        "ok",
+        "--delay",
+        "0.5",
+        "--content",
+        r#"{"steps": [{"description": "check", "conclusion": "perfect"}], "result": 10}"#,
+    ]);
+    let start = std::time::Instant::now();
+    let out = referee()
+        .args([
+            "fuzz",
+            "fixtures/fuzz/weak/judge_no_prefilter.yaml",
+            "fixtures/fuzz/weak/data.jsonl",
+            "--families",
+            "empty,master_key,judge_injection",
+            "--per-row",
+            "2",
+            "--no-perturb",
+            "--json",
+            "--judge-cache",
+            "off",
+            "--judge",
+            &judge.1,
+        ])
+        .output()
+        .unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for f in r["families"].as_array().unwrap() {
+        assert_eq!(f["variants"], 12, "{f:#}");
+        assert_eq!(f["passed"], 12, "{f:#}");
+    }
+    // 36 calls of 0.5 s each: 18 s one after another.
+    assert!(secs < 9.0, "judge calls were not concurrent: {secs:.1}s");
 }
