@@ -105,6 +105,8 @@ pub struct Example {
 }
 
 pub const EXAMPLES: usize = 5;
+/// Rows whose variants are scored in one batch.
+const CHUNK_ROWS: usize = 256;
 pub const EXAMPLE_CHARS: usize = 400;
 
 /// Item fields tried for the gold when the spec's `reference` names none.
@@ -363,59 +365,6 @@ pub fn fuzz(
         })
         .collect();
 
-    // Every variant of every family and row, then one batch.
-    let mut jobs: Vec<(usize, usize, Variant)> = Vec::new();
-    for (r, s) in rows.iter().enumerate() {
-        let view = families::RowView {
-            output: &s.output_text,
-            gold: golds[r].first().map(String::as_str),
-            others: golds[r].get(1..).unwrap_or(&[]),
-        };
-        for (f, fam) in families.iter().enumerate() {
-            let mut vs = match &fam.kind {
-                FamilyKind::Generic => families::generate(&fam.name, &view),
-                FamilyKind::Exploits(es) => es.iter().filter_map(|e| e.aim(view.gold)).collect(),
-            };
-            if vs.len() > opts.per_row {
-                let mut rng = rng_for(opts.seed, r, &fam.name);
-                let mut keep =
-                    rand::seq::index::sample(&mut rng, vs.len(), opts.per_row).into_vec();
-                keep.sort_unstable();
-                vs = keep.into_iter().map(|i| vs[i].clone()).collect();
-            }
-            jobs.extend(vs.into_iter().map(|v| (f, r, v)));
-        }
-    }
-    let mut pjobs: Vec<(usize, usize, String)> = Vec::new();
-    if opts.perturb {
-        for (r, s) in rows.iter().enumerate() {
-            let Some(steps) = split_steps(&s.output_text) else {
-                continue;
-            };
-            for (p, name) in PERTURBATIONS.iter().enumerate() {
-                if let Some(t) = steps.perturb(name, &mut rng_for(opts.seed, r, name)) {
-                    pjobs.push((p, r, t));
-                }
-            }
-        }
-    }
-    let mut batch: Vec<Sample> = Vec::with_capacity(jobs.len() + pjobs.len());
-    for (_, r, v) in &jobs {
-        batch.push(with_output(&rows[*r], v.text.clone(), v.tools.clone()));
-    }
-    for (_, r, t) in &pjobs {
-        let o = &rows[*r];
-        let mut s = with_output(o, t.clone(), o.output_tools.clone());
-        s.choices.clone_from(&o.choices);
-        batch.push(s);
-    }
-    let results = program.score_batch(&batch, false);
-    let originals = if pjobs.is_empty() {
-        Vec::new()
-    } else {
-        program.score_batch(rows, false)
-    };
-
     let mut reports: Vec<FamilyReport> = families
         .iter()
         .map(|f| FamilyReport {
@@ -427,31 +376,90 @@ pub fn fuzz(
             examples: Vec::new(),
         })
         .collect();
-    for ((f, r, v), res) in jobs.iter().zip(&results) {
-        let rep = &mut reports[*f];
-        rep.variants += 1;
-        if res.reward.is_some_and(|x| x >= opts.threshold) {
-            rep.passed += 1;
-            if rep.examples.len() < opts.examples {
-                rep.examples.push(Example {
-                    id: id_of(&rows[*r], *r),
-                    variant: v.name.clone(),
-                    output: shorten(&v.text),
-                    reward: res.reward,
-                    status: res.status.as_str(),
-                });
+    let mut pairs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); PERTURBATIONS.len()];
+    // Rows a chunk at a time, each chunk's variants one batch: enough in flight for judges and
+    // sandboxes, and memory bounded by the chunk, not the data.
+    for start in (0..rows.len()).step_by(CHUNK_ROWS) {
+        let end = (start + CHUNK_ROWS).min(rows.len());
+        let mut jobs: Vec<(usize, usize, Variant)> = Vec::new();
+        for (r, s) in rows.iter().enumerate().take(end).skip(start) {
+            let view = families::RowView {
+                output: &s.output_text,
+                gold: golds[r].first().map(String::as_str),
+                others: golds[r].get(1..).unwrap_or(&[]),
+            };
+            for (f, fam) in families.iter().enumerate() {
+                let mut vs = match &fam.kind {
+                    FamilyKind::Generic => families::generate(&fam.name, &view),
+                    FamilyKind::Exploits(es) => {
+                        es.iter().filter_map(|e| e.aim(view.gold)).collect()
+                    }
+                };
+                if vs.len() > opts.per_row {
+                    let mut rng = rng_for(opts.seed, r, &fam.name);
+                    let mut keep =
+                        rand::seq::index::sample(&mut rng, vs.len(), opts.per_row).into_vec();
+                    keep.sort_unstable();
+                    vs = keep.into_iter().map(|i| vs[i].clone()).collect();
+                }
+                jobs.extend(vs.into_iter().map(|v| (f, r, v)));
+            }
+        }
+        let mut pjobs: Vec<(usize, usize, String)> = Vec::new();
+        if opts.perturb {
+            for (r, s) in rows.iter().enumerate().take(end).skip(start) {
+                let Some(steps) = split_steps(&s.output_text) else {
+                    continue;
+                };
+                for (p, name) in PERTURBATIONS.iter().enumerate() {
+                    if let Some(t) = steps.perturb(name, &mut rng_for(opts.seed, r, name)) {
+                        pjobs.push((p, r, t));
+                    }
+                }
+            }
+        }
+        let mut batch: Vec<Sample> = Vec::with_capacity(jobs.len() + pjobs.len());
+        for (_, r, v) in &jobs {
+            batch.push(with_output(&rows[*r], v.text.clone(), v.tools.clone()));
+        }
+        for (_, r, t) in &pjobs {
+            let o = &rows[*r];
+            let mut s = with_output(o, t.clone(), o.output_tools.clone());
+            s.choices.clone_from(&o.choices);
+            batch.push(s);
+        }
+        let results = program.score_batch(&batch, false);
+        let originals = if pjobs.is_empty() {
+            Vec::new()
+        } else {
+            program.score_batch(&rows[start..end], false)
+        };
+
+        for ((f, r, v), res) in jobs.iter().zip(&results) {
+            let rep = &mut reports[*f];
+            rep.variants += 1;
+            if res.reward.is_some_and(|x| x >= opts.threshold) {
+                rep.passed += 1;
+                if rep.examples.len() < opts.examples {
+                    rep.examples.push(Example {
+                        id: id_of(&rows[*r], *r),
+                        variant: v.name.clone(),
+                        output: shorten(&v.text),
+                        reward: res.reward,
+                        status: res.status.as_str(),
+                    });
+                }
+            }
+        }
+        for ((p, r, _), res) in pjobs.iter().zip(&results[jobs.len()..]) {
+            if let (Some(a), Some(b)) = (originals[*r - start].reward, res.reward) {
+                pairs[*p].push((a, b));
             }
         }
     }
     for rep in &mut reports {
         if rep.variants > 0 {
             rep.rate = rep.passed as f64 / rep.variants as f64;
-        }
-    }
-    let mut pairs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); PERTURBATIONS.len()];
-    for ((p, r, _), res) in pjobs.iter().zip(&results[jobs.len()..]) {
-        if let (Some(a), Some(b)) = (originals[*r].reward, res.reward) {
-            pairs[*p].push((a, b));
         }
     }
     let perturbations: Vec<PerturbReport> = if opts.perturb {
