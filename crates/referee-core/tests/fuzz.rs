@@ -447,3 +447,35 @@ fn report_shape_is_exact() {
     assert!(table.contains("<- HOLE"));
     assert!(table.contains("FAILED"));
 }
+
+#[test]
+fn rows_beyond_one_chunk_are_all_fuzzed() {
+    let text = std::fs::read_to_string(root().join("fixtures/fuzz/final_answer.yaml")).unwrap();
+    let spec = parse_spec_text(&text).unwrap();
+    let program = Program::compile(&spec).unwrap();
+    let base = rows("fixtures/fuzz/weak/data.jsonl");
+    let lines = std::fs::read_to_string(root().join("fixtures/fuzz/weak/data.jsonl")).unwrap();
+    let many: Vec<Sample> = (0..100)
+        .flat_map(|_| lines.lines())
+        .map(|l| InputMapping::default().parse_line(l).unwrap())
+        .collect();
+    assert_eq!(many.len(), 100 * base.len());
+    let r = fuzz(
+        &program,
+        &spec,
+        Value::Null,
+        &many,
+        &FuzzOptions {
+            families: Some(vec!["master_key".into()]),
+            per_row: 1,
+            ..FuzzOptions::default()
+        },
+        Corpus::embedded(),
+    )
+    .unwrap();
+    assert_eq!(r.families[0].variants, many.len());
+    assert_eq!(r.families[0].passed, 0);
+    for p in &r.perturbations {
+        assert_eq!(p.n, many.len(), "{}", p.name);
+    }
+}
