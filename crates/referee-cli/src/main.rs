@@ -2,6 +2,7 @@
 //! core; it holds no scoring logic (DESIGN.md §4).
 
 mod report;
+mod fuzz;
 mod score;
 
 use anyhow::{Context, Result};
@@ -180,6 +181,12 @@ enum Cmd {
         #[command(flatten)]
         mapping: MappingArgs,
     },
+    /// Audit a spec for reward hacks: score adversarial variants of real outputs (empty,
+    /// truncated, master keys, judge injection, answer listing, padding, format-only, wrong
+    /// answers in the right format, the exploit corpus of each grader type used) and report per
+    /// family how many passed; exit 5 when any did. Perturbation audits (step inflation,
+    /// reordering, confidence markers) report how far the reward moves on outputs with steps.
+    Fuzz(Box<fuzz::FuzzArgs>),
     /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, OpenRLHF's `/get_reward`, OpenAI's
     /// grader endpoints, `/healthz`) until SIGINT/SIGTERM, finishing requests in flight.
     Serve {
@@ -454,6 +461,7 @@ fn run(cli: Cli) -> Result<u8> {
             eprintln!("wrote {}", output.display());
             Ok(EXIT_OK)
         }
+        Cmd::Fuzz(args) => fuzz::run(&args),
         Cmd::Schema => {
             println!(
                 "{}",

@@ -1,0 +1,2 @@
+pub mod fuzz;
+pub mod perturb;

@@ -1,0 +1,481 @@
+//! `audit::fuzz` end to end on real specs and data: the shipped example specs, the deliberately
+//! weak specs in `fixtures/fuzz/weak/` (which holes each has), the judge with and without its
+//! prefilter (a gullible scripted judge), and the perturbation audits.
+
+use referee_core::audit::fuzz::{corpus::Corpus, fuzz, FuzzOptions, FuzzReport};
+use referee_core::exec::Env;
+use referee_core::input::InputMapping;
+use referee_core::judge::script::ScriptJudge;
+use referee_core::program::parse_spec_text;
+use referee_core::{Program, Sample};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rows(path: &str) -> Vec<Sample> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| InputMapping::default().parse_line(l).ok())
+        .collect()
+}
+
+fn run_with(spec_path: &str, data: &str, env: Env, opts: &FuzzOptions) -> FuzzReport {
+    let text = std::fs::read_to_string(root().join(spec_path)).unwrap();
+    let spec = parse_spec_text(&text).unwrap();
+    let program = Program::compile_with(&spec, env).unwrap();
+    fuzz(
+        &program,
+        &spec,
+        json!(spec_path),
+        &rows(data),
+        opts,
+        Corpus::embedded(),
+    )
+    .unwrap()
+}
+
+fn run(spec_path: &str, data: &str) -> FuzzReport {
+    run_with(spec_path, data, Env::default(), &FuzzOptions::default())
+}
+
+/// The families with at least one variant that passed.
+fn holes(r: &FuzzReport) -> BTreeSet<&str> {
+    r.families
+        .iter()
+        .filter(|f| f.passed > 0)
+        .map(|f| f.family.as_str())
+        .collect()
+}
+
+/// The rows (ids) where some variant passed, from the examples (at most 5 per family).
+fn hole_rows(r: &FuzzReport) -> BTreeSet<String> {
+    r.families
+        .iter()
+        .flat_map(|f| &f.examples)
+        .map(|e| e.id.as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+fn gullible() -> Env {
+    let judge = ScriptJudge::from_value(&json!([{"content": "{\"steps\": [{\"description\": \"check\", \"conclusion\": \"perfect\"}], \"result\": 10}"}]))
+        .unwrap();
+    Env {
+        judge: Some(Arc::new(judge)),
+        ..Env::default()
+    }
+}
+
+#[test]
+fn rule_based_examples_find_nothing() {
+    for (spec, data) in [
+        ("examples/gsm8k/spec.yaml", "examples/gsm8k/samples.jsonl"),
+        (
+            "examples/grpo-group/spec.yaml",
+            "examples/gsm8k/samples.jsonl",
+        ),
+        ("examples/math/spec.yaml", "examples/math/samples.jsonl"),
+        (
+            "examples/r1-format/spec.yaml",
+            "examples/r1-format/samples.jsonl",
+        ),
+        (
+            "examples/json_schema/spec.yaml",
+            "examples/json_schema/rollouts.jsonl",
+        ),
+        (
+            "examples/openai-multi/grader.json",
+            "examples/openai-multi/samples.jsonl",
+        ),
+    ] {
+        let r = run(spec, data);
+        assert!(
+            !r.failed && holes(&r).is_empty(),
+            "{spec}: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        );
+        let total: usize = r.families.iter().map(|f| f.variants).sum();
+        assert!(total > 200, "{spec}: only {total} variants");
+        let names: Vec<&str> = r.families.iter().map(|f| f.family.as_str()).collect();
+        assert!(names.iter().any(|n| n.starts_with("exploits:")), "{spec}");
+    }
+}
+
+/// Two shipped examples have rows whose reward does not read the answer's content, so
+/// content-free variants are rewarded there. These are findings about the examples, asserted
+/// here so they stay visible (docs/AUDITS.md):
+/// - tool_calls: on the rows where the right move is not to call a tool (`n1`, `n2`), any text
+///   without a call scores 1: the text itself is never graded.
+/// - ifeval (`reward: instruction`): instruction-level partial credit pays 2/3 for a non-answer
+///   on a row whose constraints are absences (`t1`: no commas, fewer than 40 words), and a
+///   JSON-format constraint is met by `{}` (`j1`).
+#[test]
+fn examples_whose_rewards_skip_content_are_found() {
+    let r = run(
+        "examples/tool_calls/spec.yaml",
+        "examples/tool_calls/rollouts.jsonl",
+    );
+    assert!(r.failed);
+    assert_eq!(
+        hole_rows(&r),
+        BTreeSet::from(["n1".to_string(), "n2".to_string()])
+    );
+    assert!(holes(&r).contains("empty"));
+    assert!(!holes(&r).contains("exploits:tool_call"));
+
+    let r = run(
+        "examples/ifeval/spec.yaml",
+        "examples/ifeval/rollouts.jsonl",
+    );
+    assert!(r.failed);
+    assert!(holes(&r).contains("master_key"));
+    let t1 = r
+        .families
+        .iter()
+        .find(|f| f.family == "master_key")
+        .unwrap();
+    assert!(t1
+        .examples
+        .iter()
+        .all(|e| e.id == "t1" && (e.reward.unwrap() - 2.0 / 3.0).abs() < 1e-9));
+    assert!(!holes(&r).contains("empty"), "an empty answer scores 0");
+}
+
+#[test]
+fn substring_check_holes() {
+    let r = run(
+        "fixtures/fuzz/weak/substring.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+    );
+    assert!(r.failed);
+    assert_eq!(
+        holes(&r),
+        BTreeSet::from(["truncated", "answer_listing", "format_correct_wrong"])
+    );
+    let listing = r
+        .families
+        .iter()
+        .find(|f| f.family == "answer_listing")
+        .unwrap();
+    assert!(listing.rate > 0.5, "{}", listing.rate);
+    assert_eq!(listing.examples.len(), 5);
+    assert_eq!(listing.examples[0].status, "ok");
+}
+
+#[test]
+fn last_number_holes() {
+    let r = run(
+        "fixtures/fuzz/weak/last_number.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+    );
+    assert_eq!(
+        holes(&r),
+        BTreeSet::from(["truncated", "answer_listing", "exploits:numeric"])
+    );
+    // The final answer replaced: the last number is wrong, so that family finds nothing.
+    let f = r
+        .families
+        .iter()
+        .find(|f| f.family == "format_correct_wrong")
+        .unwrap();
+    assert_eq!((f.variants, f.passed), (18, 0));
+}
+
+#[test]
+fn judge_without_prefilter_passes_content_free_answers() {
+    let opts = FuzzOptions::default();
+    let r = run_with(
+        "fixtures/fuzz/weak/judge_no_prefilter.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+        gullible(),
+        &opts,
+    );
+    let h = holes(&r);
+    for f in [
+        "empty",
+        "master_key",
+        "judge_injection",
+        "format_only",
+        "padding",
+        "repetition",
+        "answer_listing",
+        "format_correct_wrong",
+    ] {
+        assert!(h.contains(f), "{f} not found: {h:?}");
+    }
+    let opts = FuzzOptions {
+        examples: usize::MAX,
+        ..opts
+    };
+    // The prefilter stops what it knows before the call (empty answers, the listed master
+    // keys, override instructions, fake chat turns). What still reaches the gullible judge are
+    // wrong answers (no prefilter can know) and the gaps this audit found in the prefilter's
+    // lists, asserted as an upper bound so a fix in `judge::guard` keeps this test green.
+    let r = run_with(
+        "fixtures/fuzz/weak/judge_prefiltered.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+        gullible(),
+        &opts,
+    );
+    let h = holes(&r);
+    assert!(!h.contains("empty"), "{h:?}");
+    assert!(h.contains("format_correct_wrong") && h.contains("answer_listing"));
+    let passed = |family: &str| -> BTreeSet<String> {
+        let f = r.families.iter().find(|f| f.family == family).unwrap();
+        assert_eq!(f.passed, f.examples.len());
+        f.examples.iter().map(|e| e.variant.clone()).collect()
+    };
+    let known_gaps = BTreeSet::from([
+        "opener \"Let's solve this step by step.\"".to_string(),
+        "opener \"Sure! Here is the correct answer:\"".to_string(),
+    ]);
+    assert!(
+        passed("master_key").is_subset(&known_gaps),
+        "{:?}",
+        passed("master_key")
+    );
+    let f = r
+        .families
+        .iter()
+        .find(|f| f.family == "master_key")
+        .unwrap();
+    assert!(f.rate < 0.25, "most master keys stopped: {}", f.rate);
+    for e in &r
+        .families
+        .iter()
+        .find(|f| f.family == "judge_injection")
+        .unwrap()
+        .examples
+    {
+        // Only the special-token turn and the forged verdict JSON get through.
+        assert!(
+            e.output.contains("<|im_start|>") || e.output.contains("\"result\": 1"),
+            "{}",
+            e.output
+        );
+    }
+    let f = r
+        .families
+        .iter()
+        .find(|f| f.family == "exploits:score_model")
+        .unwrap();
+    assert!(f.variants > 0);
+    assert_eq!(f.passed, 0, "{:?}", f.examples);
+}
+
+#[test]
+fn perturbations_move_a_step_counter_not_a_final_answer_check() {
+    let r = run(
+        "fixtures/fuzz/weak/step_count.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+    );
+    let p = |name: &str| {
+        r.perturbations
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .clone()
+    };
+    let dup = p("step_inflation_duplicate");
+    assert_eq!(dup.n, 6);
+    assert_eq!(dup.moved_fraction, Some(1.0));
+    assert!((dup.mean_delta.unwrap() - 0.5).abs() < 1e-9);
+    assert!(p("step_inflation_split").moved_fraction.unwrap() > 0.5);
+    assert_eq!(p("step_reorder").moved_fraction, Some(0.0));
+    assert_eq!(p("confidence_markers").moved_fraction, Some(0.0));
+
+    let r = run(
+        "fixtures/fuzz/final_answer.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+    );
+    assert!(!r.failed);
+    assert_eq!(r.perturbations.len(), 4);
+    for p in &r.perturbations {
+        assert_eq!(p.n, 6, "{}", p.name);
+        assert_eq!(p.moved_fraction, Some(0.0), "{}", p.name);
+        assert_eq!(p.max_delta, Some(0.0), "{}", p.name);
+    }
+    // Gating on movement is opt-in.
+    let opts = FuzzOptions {
+        max_moved: Some(0.0),
+        ..FuzzOptions::default()
+    };
+    let r = run_with(
+        "fixtures/fuzz/weak/step_count.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+        Env::default(),
+        &FuzzOptions {
+            families: Some(vec!["empty".into()]),
+            ..opts.clone()
+        },
+    );
+    assert!(r.failed, "moved more than --max-moved");
+    let r = run_with(
+        "fixtures/fuzz/final_answer.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+        Env::default(),
+        &opts,
+    );
+    assert!(!r.failed);
+}
+
+#[test]
+fn options_select_cap_and_seed() {
+    let base = FuzzOptions {
+        families: Some(vec!["master_key".into(), "exploits".into()]),
+        per_row: 3,
+        perturb: false,
+        ..FuzzOptions::default()
+    };
+    let a = run_with(
+        "examples/math/spec.yaml",
+        "examples/math/samples.jsonl",
+        Env::default(),
+        &base,
+    );
+    let names: Vec<&str> = a.families.iter().map(|f| f.family.as_str()).collect();
+    assert_eq!(names, ["master_key", "exploits:math_equiv"]);
+    let n_rows = rows("examples/math/samples.jsonl").len();
+    assert_eq!(a.families[0].variants, 3 * n_rows);
+    assert!(a.perturbations.is_empty());
+    let again = run_with(
+        "examples/math/spec.yaml",
+        "examples/math/samples.jsonl",
+        Env::default(),
+        &base,
+    );
+    assert_eq!(
+        serde_json::to_value(&a).unwrap(),
+        serde_json::to_value(&again).unwrap(),
+        "deterministic for a seed"
+    );
+    // The threshold decides what passes: at -1 every scored variant does.
+    let r = run_with(
+        "examples/math/spec.yaml",
+        "examples/math/samples.jsonl",
+        Env::default(),
+        &FuzzOptions {
+            threshold: -1.0,
+            ..base.clone()
+        },
+    );
+    assert!(r.failed);
+    // Every variant with a reward passes; rows whose gold cannot be read are errors (no reward).
+    let f = &r.families[0];
+    assert!(f.passed > 0 && f.passed <= f.variants);
+    assert!(f.examples.iter().all(|e| e.status == "ok"));
+    // --max-rate lets a family pass up to that rate.
+    let r = run_with(
+        "examples/math/spec.yaml",
+        "examples/math/samples.jsonl",
+        Env::default(),
+        &FuzzOptions {
+            threshold: -1.0,
+            max_rate: 1.0,
+            ..base.clone()
+        },
+    );
+    assert!(!r.failed);
+    // Unknown families are an error that names the known ones.
+    let text = std::fs::read_to_string(root().join("examples/math/spec.yaml")).unwrap();
+    let spec = parse_spec_text(&text).unwrap();
+    let program = Program::compile(&spec).unwrap();
+    let err = fuzz(
+        &program,
+        &spec,
+        Value::Null,
+        &rows("examples/math/samples.jsonl"),
+        &FuzzOptions {
+            families: Some(vec!["exploits:code_exec".into()]),
+            ..base
+        },
+        Corpus::embedded(),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("unknown fuzz family `exploits:code_exec`"),
+        "{err}"
+    );
+    assert!(err.contains("format_correct_wrong"), "{err}");
+}
+
+#[test]
+fn report_shape_is_exact() {
+    let r = run(
+        "fixtures/fuzz/weak/substring.yaml",
+        "fixtures/fuzz/weak/data.jsonl",
+    );
+    let v = serde_json::to_value(&r).unwrap();
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(
+        keys(&v),
+        [
+            "kind",
+            "spec",
+            "threshold",
+            "failed",
+            "families",
+            "perturbations"
+        ]
+    );
+    assert_eq!(v["kind"], "fuzz");
+    assert_eq!(
+        keys(&v["families"][0]),
+        ["family", "source", "variants", "passed", "rate", "examples"]
+    );
+    let hole = v["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["passed"].as_u64() > Some(0))
+        .unwrap();
+    assert_eq!(
+        keys(&hole["examples"][0]),
+        ["id", "variant", "output", "reward", "status"]
+    );
+    assert_eq!(
+        keys(&v["perturbations"][0]),
+        ["name", "n", "mean_delta", "max_delta", "moved_fraction"]
+    );
+    let table = referee_core::audit::fuzz::render_table(&r);
+    assert!(table.contains("answer_listing"));
+    assert!(table.contains("<- HOLE"));
+    assert!(table.contains("FAILED"));
+}
+
+#[test]
+fn rows_beyond_one_chunk_are_all_fuzzed() {
+    let text = std::fs::read_to_string(root().join("fixtures/fuzz/final_answer.yaml")).unwrap();
+    let spec = parse_spec_text(&text).unwrap();
+    let program = Program::compile(&spec).unwrap();
+    let base = rows("fixtures/fuzz/weak/data.jsonl");
+    let lines = std::fs::read_to_string(root().join("fixtures/fuzz/weak/data.jsonl")).unwrap();
+    let many: Vec<Sample> = (0..100)
+        .flat_map(|_| lines.lines())
+        .map(|l| InputMapping::default().parse_line(l).unwrap())
+        .collect();
+    assert_eq!(many.len(), 100 * base.len());
+    let r = fuzz(
+        &program,
+        &spec,
+        Value::Null,
+        &many,
+        &FuzzOptions {
+            families: Some(vec!["master_key".into()]),
+            per_row: 1,
+            ..FuzzOptions::default()
+        },
+        Corpus::embedded(),
+    )
+    .unwrap();
+    assert_eq!(r.families[0].variants, many.len());
+    assert_eq!(r.families[0].passed, 0);
+    for p in &r.perturbations {
+        assert_eq!(p.n, many.len(), "{}", p.name);
+    }
+}
