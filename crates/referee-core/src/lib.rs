@@ -1,6 +1,7 @@
 //! Referee's core: the spec language, its compiler, the components and the scorer.
 //! No HTTP, no Python, no CLI parsing (DESIGN.md §4).
 
+pub mod audit;
 pub mod compile;
 pub mod components;
 pub mod exec;
