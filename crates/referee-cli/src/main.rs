@@ -1,6 +1,8 @@
 //! `referee`: the command-line shell. Parses arguments, reads and writes files, and calls the
 //! core; it holds no scoring logic (DESIGN.md §4).
 
+mod compare;
+mod eval;
 mod score;
 
 use anyhow::{Context, Result};
@@ -160,6 +162,12 @@ enum Cmd {
     },
     /// Print the JSON Schema of the spec language.
     Schema,
+    /// Evaluate a spec on benchmark data: RewardBench v1/v2 accuracy, agreement with gold
+    /// scores, best-of-N selection accuracy; a JSON report and a table.
+    Eval(eval::EvalArgs),
+    /// Compare a spec with another spec or a label column: confusion matrix, error rates and
+    /// the disagreeing samples.
+    Compare(compare::CompareArgs),
     /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, OpenRLHF's `/get_reward`, OpenAI's
     /// grader endpoints, `/healthz`) until SIGINT/SIGTERM, finishing requests in flight.
     Serve {
@@ -394,6 +402,8 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Cmd::List { type_name } => Ok(list(type_name.as_deref())),
+        Cmd::Eval(args) => eval::run(args),
+        Cmd::Compare(args) => compare::run(args),
         Cmd::Serve {
             host,
             port,
