@@ -43,7 +43,7 @@ pub struct CompareArgs {
     judge: JudgeArgs,
 }
 
-pub fn run(args: CompareArgs) -> Result<u8> {
+pub fn run(args: &CompareArgs) -> Result<u8> {
     let (spec_b, data) = match (&args.label, args.rest.as_slice()) {
         (None, [b, d]) => (Some(b.clone()), d.clone()),
         (Some(_), [d]) => (None, d.clone()),
@@ -85,7 +85,12 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         &args.spec_a.display().to_string(),
         &b_name,
     );
-    emit(&report, &render(&report), args.output.as_deref(), args.quiet)?;
+    emit(
+        &report,
+        &render(&report),
+        args.output.as_deref(),
+        args.quiet,
+    )?;
     Ok(if args.strict && report.errors.total > 0 {
         EXIT_ROW_ERRORS
     } else {
@@ -94,7 +99,8 @@ pub fn run(args: CompareArgs) -> Result<u8> {
 }
 
 fn rate(v: &serde_json::Value) -> String {
-    v.as_f64().map_or_else(|| "n/a".into(), |x| format!("{x:.4}"))
+    v.as_f64()
+        .map_or_else(|| "n/a".into(), |x| format!("{x:.4}"))
 }
 
 fn render(r: &CompareReport) -> String {
@@ -106,12 +112,17 @@ fn render(r: &CompareReport) -> String {
         r.a, r.b, r.threshold, r.rows, e.total, e.a_only, e.b_only, e.both
     );
     if !e.by_reason.is_empty() {
-        let v: Vec<String> = e.by_reason.0.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let v: Vec<String> = e
+            .by_reason
+            .0
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
         let _ = writeln!(o, "  errors by reason: {}", v.join(", "));
     }
     let m = &r.matrix;
     o.push_str(&table(
-        &["".into(), "b pass".into(), "b fail".into()],
+        &[String::new(), "b pass".into(), "b fail".into()],
         &[
             vec!["a pass".into(), m.tp.to_string(), m.fp.to_string()],
             vec!["a fail".into(), m.fn_.to_string(), m.tn.to_string()],
@@ -132,11 +143,14 @@ fn render(r: &CompareReport) -> String {
             .take(LISTED)
             .map(|d| {
                 vec![
-                    d.id.as_ref().map_or_else(|| "-".into(), referee_core::template::value_text),
+                    d.id.as_ref()
+                        .map_or_else(|| "-".into(), referee_core::template::value_text),
                     d.line.to_string(),
                     format!("{:.4}", d.a),
                     match &d.b {
-                        serde_json::Value::Number(n) => format!("{:.4}", n.as_f64().unwrap_or(f64::NAN)),
+                        serde_json::Value::Number(n) => {
+                            format!("{:.4}", n.as_f64().unwrap_or(f64::NAN))
+                        }
                         other => referee_core::template::value_text(other),
                     },
                     d.output.replace('\n', " ").chars().take(60).collect(),
@@ -148,7 +162,11 @@ fn render(r: &CompareReport) -> String {
             &rows,
         ));
         if r.disagreements.len() > LISTED {
-            let _ = writeln!(o, "  ... {} more in the JSON report", r.disagreements.len() - LISTED);
+            let _ = writeln!(
+                o,
+                "  ... {} more in the JSON report",
+                r.disagreements.len() - LISTED
+            );
         }
     }
     o

@@ -72,11 +72,15 @@ pub fn read_data(path: &Path) -> Result<String> {
 
 /// Writes a report: to `output` with the table on stdout, or JSON on stdout and the table on
 /// stderr.
-pub fn emit(json: &impl serde::Serialize, table: &str, output: Option<&Path>, quiet: bool) -> Result<()> {
+pub fn emit(
+    json: &impl serde::Serialize,
+    table: &str,
+    output: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
     let text = serde_json::to_string_pretty(json)?;
     if let Some(p) = output.filter(|p| *p != Path::new("-")) {
-        std::fs::write(p, text + "\n")
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
         if !quiet {
             std::io::stdout().write_all(table.as_bytes())?;
         }
@@ -122,7 +126,12 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         }
     };
     report.spec = Some(args.spec.display().to_string());
-    emit(&report, &render(&report), args.output.as_deref(), args.quiet)?;
+    emit(
+        &report,
+        &render(&report),
+        args.output.as_deref(),
+        args.quiet,
+    )?;
     Ok(if args.strict && report.errors > 0 {
         EXIT_ROW_ERRORS
     } else {
@@ -151,7 +160,7 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// A left-aligned first column and right-aligned others.
+/// A left-aligned first column (and `output` text), right-aligned numbers.
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -165,6 +174,9 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
         for (i, c) in r.iter().enumerate() {
             if i == 0 {
                 let _ = write!(line, "{c:<width$}", width = w[0]);
+            } else if header[i] == "output" {
+                // Text reads left-aligned.
+                let _ = write!(line, "  {c:<width$}", width = w[i]);
             } else {
                 let _ = write!(line, "  {c:>width$}", width = w[i]);
             }
@@ -218,14 +230,26 @@ fn render(r: &EvalReport) -> String {
         v.extend(keys.iter().map(|k| m.get(k).map_or_else(String::new, cell)));
         v
     };
-    let mut rows: Vec<Vec<String>> = r.subsets.iter().map(|m| row(&cell(&m["subset"]), m)).collect();
+    let mut rows: Vec<Vec<String>> = r
+        .subsets
+        .iter()
+        .map(|m| row(&cell(&m["subset"]), m))
+        .collect();
     rows.push(row("overall", &overall));
     o.push_str(&table(&header, &rows));
     if let Some(sections) = &r.sections {
-        let header: Vec<String> = ["section", "accuracy", "subsets"].map(String::from).to_vec();
+        let header: Vec<String> = ["section", "accuracy", "subsets"]
+            .map(String::from)
+            .to_vec();
         let rows: Vec<Vec<String>> = sections
             .iter()
-            .map(|s| vec![cell(&s["section"]), cell(&s["accuracy"]), cell(&s["subsets"])])
+            .map(|s| {
+                vec![
+                    cell(&s["section"]),
+                    cell(&s["accuracy"]),
+                    cell(&s["subsets"]),
+                ]
+            })
             .collect();
         o.push_str(&table(&header, &rows));
     }

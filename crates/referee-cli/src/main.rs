@@ -403,7 +403,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Cmd::List { type_name } => Ok(list(type_name.as_deref())),
         Cmd::Eval(args) => eval::run(args),
-        Cmd::Compare(args) => compare::run(args),
+        Cmd::Compare(args) => compare::run(&args),
         Cmd::Serve {
             host,
             port,

@@ -104,7 +104,10 @@ pub fn label_truth(v: Option<&Value>) -> Result<bool, Unscored> {
         Some(Value::Bool(b)) => Ok(*b),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(x) if x.is_finite() => Ok(x != 0.0),
-            _ => Err(bad("invalid_label", format!("label {n} is not a finite number"))),
+            _ => Err(bad(
+                "invalid_label",
+                format!("label {n} is not a finite number"),
+            )),
         },
         Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "y" | "1" | "pass" | "correct" => Ok(true),
@@ -197,9 +200,8 @@ pub fn compare(
         };
         let side_b: Result<(bool, Value), Unscored> = match (input_err, b, &rb) {
             (Some(e), _, _) => Err(e.clone()),
-            (None, Reference::Spec(_), Some(rb)) => {
-                usable_reward(rb[i].as_ref().expect("scored")).map(|v| (v >= opts.threshold, num(Some(v))))
-            }
+            (None, Reference::Spec(_), Some(rb)) => usable_reward(rb[i].as_ref().expect("scored"))
+                .map(|v| (v >= opts.threshold, num(Some(v)))),
             (None, Reference::Label(field), _) => {
                 let v = row.value.as_ref().ok().and_then(|v| row_field(v, field));
                 label_truth(v).map(|t| (t, v.cloned().unwrap_or(Value::Null)))
@@ -305,15 +307,35 @@ mod tests {
         let a = Program::compile_str("{type: string_check, name: a, operation: like, input: '{{sample.output_text}}', reference: '4'}").unwrap();
         let b = Program::compile_str("{type: string_check, name: b, operation: eq, input: '{{sample.output_text}}', reference: '4'}").unwrap();
         let data = super::super::read_rows(concat!(
-            r#"{"id": 1, "prompt": "2+2", "completion": "4", "ok": true}"#, "\n",
-            r#"{"id": 2, "prompt": "2+2", "completion": "14", "ok": false}"#, "\n",
-            r#"{"id": 3, "prompt": "2+2", "completion": "5", "ok": false}"#, "\n",
-            r#"{"id": 4, "prompt": "2+2", "completion": "4 or 5", "ok": "maybe"}"#, "\n",
-            r#"{"id": 5, "prompt": "2+2"}"#, "\n",
+            r#"{"id": 1, "prompt": "2+2", "completion": "4", "ok": true}"#,
+            "\n",
+            r#"{"id": 2, "prompt": "2+2", "completion": "14", "ok": false}"#,
+            "\n",
+            r#"{"id": 3, "prompt": "2+2", "completion": "5", "ok": false}"#,
+            "\n",
+            r#"{"id": 4, "prompt": "2+2", "completion": "4 or 5", "ok": "maybe"}"#,
+            "\n",
+            r#"{"id": 5, "prompt": "2+2"}"#,
+            "\n",
         ));
-        let r = compare(&a, &Reference::Spec(&b), &data, &CompareOptions::default(), "a", "b");
+        let r = compare(
+            &a,
+            &Reference::Spec(&b),
+            &data,
+            &CompareOptions::default(),
+            "a",
+            "b",
+        );
         // 1: tp; 2: fp (a passes "14"); 3: tn; 4: fp; 5: input error on both sides.
-        assert_eq!(r.matrix, Matrix { tp: 1, fp: 2, fn_: 0, tn: 1 });
+        assert_eq!(
+            r.matrix,
+            Matrix {
+                tp: 1,
+                fp: 2,
+                fn_: 0,
+                tn: 1
+            }
+        );
         assert_eq!(r.errors.both, 1);
         assert_eq!(r.errors.total, 1);
         assert_eq!(r.errors.by_reason.0["unknown_row_format"], 1);
@@ -325,8 +347,23 @@ mod tests {
         assert_eq!(r.disagreements[0].b, json!(0.0));
         assert_eq!(r.disagreements[0].output, "14");
         // Against the label: 1 tp, 2 fp, 3 tn, 4 b-error (invalid label), 5 both.
-        let r = compare(&a, &Reference::Label("ok".into()), &data, &CompareOptions::default(), "a", "label:ok");
-        assert_eq!(r.matrix, Matrix { tp: 1, fp: 1, fn_: 0, tn: 1 });
+        let r = compare(
+            &a,
+            &Reference::Label("ok".into()),
+            &data,
+            &CompareOptions::default(),
+            "a",
+            "label:ok",
+        );
+        assert_eq!(
+            r.matrix,
+            Matrix {
+                tp: 1,
+                fp: 1,
+                fn_: 0,
+                tn: 1
+            }
+        );
         assert_eq!(r.errors.b_only, 1);
         assert_eq!(r.errors.both, 1);
         assert_eq!(r.errors.by_reason.0["invalid_label"], 1);

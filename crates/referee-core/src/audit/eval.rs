@@ -112,7 +112,13 @@ pub const SECTIONS: &[(&str, &[&str])] = &[
     (
         "Reasoning",
         &[
-            "math-prm", "hep-cpp", "hep-go", "hep-java", "hep-js", "hep-python", "hep-rust",
+            "math-prm",
+            "hep-cpp",
+            "hep-go",
+            "hep-java",
+            "hep-js",
+            "hep-python",
+            "hep-rust",
         ],
     ),
 ];
@@ -419,7 +425,10 @@ fn plan_row(
                     }
                 },
             };
-            let ties = if subset.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(TIES)) {
+            let ties = if subset
+                .as_deref()
+                .is_some_and(|s| s.eq_ignore_ascii_case(TIES))
+            {
                 let id = obj.get("id").map(crate::template::value_text);
                 let parsed = id.as_deref().and_then(|id| {
                     let (k, p) = id.split_once(':')?;
@@ -458,7 +467,9 @@ fn plan_row(
                     None => {
                         return Err(row_err(
                             "invalid_gold",
-                            format!("line {line}: gold score `{field}` is not a finite number: {v}"),
+                            format!(
+                                "line {line}: gold score `{field}` is not a finite number: {v}"
+                            ),
                         ))
                     }
                 },
@@ -576,7 +587,11 @@ pub fn evaluate(
     for (row, plan) in rows.iter().zip(&plans) {
         let subset_name = match plan {
             Ok(p) => p.subset.clone(),
-            Err(_) => row.value.as_ref().ok().and_then(|v| row_subset(v, &opts.subset)),
+            Err(_) => row
+                .value
+                .as_ref()
+                .ok()
+                .and_then(|v| row_subset(v, &opts.subset)),
         };
         any_subset |= subset_name.is_some();
         let t = subsets
@@ -690,10 +705,7 @@ pub fn evaluate(
             }
             let non_ties = all.scored - all.tie_rows.len();
             let mut o = head(&all);
-            o.insert(
-                "accuracy".into(),
-                num(stats::ratio(all.credit, non_ties)),
-            );
+            o.insert("accuracy".into(), num(stats::ratio(all.credit, non_ties)));
             o.insert("ties".into(), json!(all.ties));
             let score = if any_subset {
                 stats::ratio(scores.iter().sum(), scores.len())
@@ -1091,10 +1103,14 @@ mod tests {
         // (the regex grader's gold would be missing... simulate with a label_eq on item).
         let p = program("{type: string_check, name: good, operation: ilike, input: '{{sample.output_text}}', reference: 'good'}");
         let data = rows(concat!(
-            r#"{"prompt": "q1", "chosen": "good", "rejected": "bad", "subset": "a"}"#, "\n",
-            r#"{"prompt": "q2", "chosen": "good", "rejected": "also good", "subset": "a"}"#, "\n",
-            r#"{"prompt": "q3", "chosen": "bad", "rejected": "good", "subset": "b"}"#, "\n",
-            r#"{"prompt": "q4", "chosen": "good", "subset": "b"}"#, "\n",
+            r#"{"prompt": "q1", "chosen": "good", "rejected": "bad", "subset": "a"}"#,
+            "\n",
+            r#"{"prompt": "q2", "chosen": "good", "rejected": "also good", "subset": "a"}"#,
+            "\n",
+            r#"{"prompt": "q3", "chosen": "bad", "rejected": "good", "subset": "b"}"#,
+            "\n",
+            r#"{"prompt": "q4", "chosen": "good", "subset": "b"}"#,
+            "\n",
             "{nope\n",
         ));
         let r = evaluate(&p, &data, &EvalOptions::default()).unwrap();

@@ -105,7 +105,7 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
         let mut k = i;
         while k <= j {
             let mut m = k;
-            while m + 1 <= j && pairs[m + 1].1 == pairs[k].1 {
+            while m < j && pairs[m + 1].1 == pairs[k].1 {
                 m += 1;
             }
             let u = (m - k + 1) as u64;
@@ -416,11 +416,20 @@ mod tests {
         assert_eq!(e.value, Some(1.0));
         assert_eq!(e.ci, None);
         let e = b.estimate(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0], pearson);
-        assert_eq!(e, Estimate { value: None, ci: None });
+        assert_eq!(
+            e,
+            Estimate {
+                value: None,
+                ci: None
+            }
+        );
         // Perfectly correlated: every defined resample is 1 (to rounding), so is the interval.
         let e = b.estimate(&[1.0, 2.0, 3.0, 4.0], &[2.0, 4.0, 6.0, 8.0], spearman);
         let [lo, hi] = e.ci.unwrap();
-        assert!((lo - 1.0).abs() < 1e-12 && (hi - 1.0).abs() < 1e-12, "{lo} {hi}");
+        assert!(
+            (lo - 1.0).abs() < 1e-12 && (hi - 1.0).abs() < 1e-12,
+            "{lo} {hi}"
+        );
     }
 
     #[test]
