@@ -2,8 +2,10 @@
 //! report and prints the confusion matrix and the disagreeing samples.
 
 use crate::eval::{emit, read_data, table};
-use crate::{load_spec, JudgeArgs, JudgeUse, MappingArgs, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC};
-use anyhow::{bail, Result};
+use crate::{
+    load_spec, JudgeArgs, JudgeUse, MappingArgs, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC, EXIT_USAGE,
+};
+use anyhow::Result;
 use referee_core::audit::compare::{compare, CompareOptions, CompareReport, Reference};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -47,8 +49,14 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
     let (spec_b, data) = match (&args.label, args.rest.as_slice()) {
         (None, [b, d]) => (Some(b.clone()), d.clone()),
         (Some(_), [d]) => (None, d.clone()),
-        (None, _) => bail!("compare needs SPEC_A SPEC_B DATA, or SPEC_A DATA --label FIELD"),
-        (Some(_), _) => bail!("with --label, compare takes SPEC_A DATA (no second spec)"),
+        (None, _) => {
+            eprintln!("error: compare needs SPEC_A SPEC_B DATA, or SPEC_A DATA --label FIELD");
+            return Ok(EXIT_USAGE);
+        }
+        (Some(_), _) => {
+            eprintln!("error: with --label, compare takes SPEC_A DATA (no second spec)");
+            return Ok(EXIT_USAGE);
+        }
     };
     let using = JudgeUse::Call {
         output: args.output.as_deref(),

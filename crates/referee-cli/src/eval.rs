@@ -1,7 +1,7 @@
 //! `referee eval`: reads the data, calls `referee_core::audit::eval`, writes the JSON report and
 //! prints a table. Every number is computed in the core.
 
-use crate::{load_spec, JudgeArgs, JudgeUse, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC};
+use crate::{load_spec, JudgeArgs, JudgeUse, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC, EXIT_USAGE};
 use anyhow::{Context, Result};
 use referee_core::audit::eval::{evaluate, EvalFormat, EvalOptions, EvalReport};
 use referee_core::audit::stats::Bootstrap;
@@ -122,7 +122,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{}: {e}", args.data.display());
-            return Ok(EXIT_SPEC);
+            return Ok(EXIT_USAGE);
         }
     };
     report.spec = Some(args.spec.display().to_string());

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 /// Exit codes, documented in the README.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_SPEC: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_IO: u8 = 3;
 pub const EXIT_ROW_ERRORS: u8 = 4;
 

@@ -264,7 +264,7 @@ fn eval_strict_exits_4_on_errors_and_unknown_data_is_a_usage_error() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --gold FIELD"));
 }
 
@@ -362,7 +362,7 @@ fn compare_usage_errors() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no second spec"));
     let out = referee()
         .args([
@@ -372,5 +372,5 @@ fn compare_usage_errors() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(2));
 }
