@@ -1131,4 +1131,87 @@ mod tests {
         assert_eq!(r.subsets[2]["accuracy"].as_f64(), Some(0.0));
         assert!(r.sections.is_none());
     }
+
+    #[test]
+    fn rewardbench2_rows_that_cannot_be_scored_are_counted() {
+        let p = program("{type: string_check, name: good, operation: eq, input: '{{sample.output_text}}', reference: 'good'}");
+        let data = rows(concat!(
+            r#"{"id": "a", "subset": "Focus", "prompt": "q", "chosen": ["good"], "rejected": ["bad", "bad", "bad"]}"#,
+            "\n",
+            r#"{"id": "b", "subset": "Focus", "prompt": "q", "chosen": [], "rejected": ["bad"]}"#,
+            "\n",
+            r#"{"id": "7", "subset": "Ties", "prompt": "q", "chosen": ["good"], "rejected": ["bad"]}"#,
+            "\n",
+            r#"{"id": "c", "subset": "Focus", "prompt": "q", "chosen": ["good"], "rejected": ["bad"], "num_correct": 5}"#,
+            "\n",
+        ));
+        let r = evaluate(&p, &data, &EvalOptions::default()).unwrap();
+        assert_eq!(r.format, "rewardbench2");
+        assert_eq!(r.errors, 3);
+        assert_eq!(r.errors_by_reason.0["invalid_row"], 2);
+        assert_eq!(r.errors_by_reason.0["invalid_ties_id"], 1);
+        assert_eq!(r.subsets[0]["subset"], "Focus");
+        assert_eq!(r.subsets[0]["accuracy"].as_f64(), Some(1.0));
+        // The Ties subset with no scored row has no score (null), not 0.
+        assert_eq!(r.subsets[1]["accuracy"], Value::Null);
+        assert_eq!(r.overall["score"].as_f64(), Some(1.0));
+    }
+
+    #[test]
+    fn best_of_n_and_scores_through_evaluate() {
+        let p = program("{type: string_check, name: good, operation: like, input: '{{sample.output_text}}', reference: 'good'}");
+        let data = rows(concat!(
+            r#"{"prompt": "q", "responses": ["good", "bad"], "ok": [true, false]}"#,
+            "\n",
+            r#"{"prompt": "q", "responses": ["good", "good!"], "ok": 1}"#,
+            "\n",
+            r#"{"prompt": "q", "responses": ["good"], "ok": [true, true]}"#,
+            "\n",
+            r#"{"prompt": "q", "responses": ["good"], "ok": 3}"#,
+            "\n",
+        ));
+        let opts = EvalOptions {
+            correct: Some("ok".into()),
+            ..EvalOptions::default()
+        };
+        let r = evaluate(&p, &data, &opts).unwrap();
+        assert_eq!(r.format, "best-of-n");
+        assert_eq!(r.errors_by_reason.0["invalid_correct"], 2);
+        // Row 1: 1; row 2: both tie, one correct: 1/2.
+        close(r.overall["accuracy"].as_f64().unwrap(), 0.75);
+        close(r.overall["random"].as_f64().unwrap(), 0.5);
+
+        let data = rows(concat!(
+            r#"{"completion": "good", "gold": 2}"#,
+            "\n",
+            r#"{"completion": "bad", "gold": "1"}"#,
+            "\n",
+            r#"{"completion": "good", "gold": true}"#,
+            "\n",
+            r#"{"completion": "bad", "gold": "n/a"}"#,
+            "\n",
+        ));
+        let opts = EvalOptions {
+            gold: Some("gold".into()),
+            ..EvalOptions::default()
+        };
+        let r = evaluate(&p, &data, &opts).unwrap();
+        assert_eq!(r.format, "scores");
+        assert_eq!(r.errors_by_reason.0["invalid_gold"], 1);
+        // Rewards 1, 0, 1 against gold 2, 1, 1: Pearson sxy 1/3, sxx 2/3, syy 2/3 -> 0.5.
+        let c = r.correlation.unwrap();
+        close(c.pearson.value.unwrap(), 0.5);
+        // Three pairs are enough for an interval.
+        assert!(c.pearson.ci.is_some());
+        assert!(r.subsets.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_format_is_an_error_not_an_empty_report() {
+        let p = program("{type: const, value: 1}");
+        let err = evaluate(&p, &rows("{\"x\": 1}\n"), &EvalOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("--format"), "{err}");
+        let err = evaluate(&p, &rows("{bad\n"), &EvalOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("no row is a JSON object"), "{err}");
+    }
 }
