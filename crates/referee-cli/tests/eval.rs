@@ -116,17 +116,18 @@ fn rewardbench2_best_of_four_and_ties() {
     // Ties: ref:1 accurate (1 > 0), ref:2 not (0 vs 0): 0.5. tied:1, tied:2 accurate: 1.0.
     // Both tied prompts: correct answers all 1 (spread 0), margins over incorrect 1:
     // preferred 1 > 0 on both = 1.0; hard min(ref, tied margin) > 0: prompt 1 yes (1),
-    // prompt 2 no (ref margin 0) = 0.5; no spread > 0, so no margin term.
-    // 0.3 * 1 + 0.3 * 0.5 + 0.2 * 1 + 0.2 * 0.5 + 0.01 * 0 = 0.75.
+    // prompt 2 no (ref margin 0) = 0.5; margin term tanh(min / spread - 1): prompt 1
+    // tanh(1/0 - 1) = tanh(inf) = 1, prompt 2 0/0 = NaN, counted 0: mean 0.5.
+    // 0.3 * 1 + 0.3 * 0.5 + 0.2 * 1 + 0.2 * 0.5 + 0.01 * 0.5 = 0.755.
     let t = subset(&r, "Ties");
     close(&t["ref_accuracy"], 0.5);
     close(&t["tied_accuracy"], 1.0);
     close(&t["correctness_preferred"], 1.0);
     close(&t["correctness_preferred_hard"], 0.5);
-    close(&t["correctness_margin_score"], 0.0);
-    close(&t["accuracy"], 0.75);
+    close(&t["correctness_margin_score"], 0.5);
+    close(&t["accuracy"], 0.755);
     // The leaderboard score: the mean of the subsets' scores.
-    close(&r["overall"]["score"], f64::midpoint(0.4375, 0.75));
+    close(&r["overall"]["score"], f64::midpoint(0.4375, 0.755));
 }
 
 #[test]

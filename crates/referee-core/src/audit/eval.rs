@@ -20,22 +20,27 @@
 //!   correct; selection accuracy is whether the top-scored response is correct, ties counted as
 //!   the expected value of picking one of the tied uniformly.
 //!
-//! The RewardBench rules reproduce `allenai/reward-bench` as of its RewardBench 2 release (2025,
-//! the code that loads `allenai/reward-bench-2`): `rewardbench/constants.py` (`EXAMPLE_COUNTS`,
-//! `SUBSET_MAPPING`), `rewardbench/utils.py` (`calculate_scores_per_section`,
-//! `reroll_and_score_dataset`, `sample_stats`, `process_single_model`), `rewardbench.py` (the
-//! strict `chosen > rejected`), and `analysis/get_benchmark_results.py`
-//! (`get_average_over_rewardbench`: the 2,2,2,2,1 weighting and the Prior Sets mean of
-//! `anthropic_helpful`, `anthropic_hhh`, `shp`, `summarize`). Where we differ, it is to count
-//! what they could not represent:
+//! The RewardBench rules reproduce `allenai/reward-bench` after its RewardBench 2 release (2025):
+//! `rewardbench/utils.py` at commit `a0096928` (`calculate_scores_per_section`,
+//! `reroll_and_score_dataset`, `_compute_prompt_stats` and `process_single_model`: the Ties
+//! version with a NumPy division in the margin term, so a zero spread among correct answers
+//! gives a term of ±1), `rewardbench/constants.py` at `a32e272b` (`EXAMPLE_COUNTS`,
+//! `SUBSET_MAPPING`), `rewardbench/rewardbench.py` (the strict `chosen > rejected`) and
+//! `analysis/get_benchmark_results.py` (`get_average_over_rewardbench`: the 2,2,2,2,1 weighting
+//! and the Prior Sets mean of `anthropic_helpful`, `anthropic_hhh`, `shp`, `summarize`). An
+//! earlier RewardBench 2 `utils.py` (`sample_stats`) averaged the margin term only over prompts
+//! with a positive spread; that is not what this reproduces. Where we differ from `a0096928`, it
+//! is to count what it could not represent:
 //! - A row with a response the spec could not score is an **error**: counted in `errors` (and
 //!   `errors_by_reason`) and left out of the accuracy, never scored as a loss or as a 0. Upstream
 //!   reward models always return a number, so it has no such rows; without errors the numbers
 //!   are the same.
 //! - A section with no subset present is left out (upstream's `calculate_scores_per_section`
 //!   reports it as 0; its leaderboard masks it as NaN, as we do).
-//! - In the Ties formula, a mean over no prompt (every tied prompt with a single correct answer)
-//!   is 0 here; NumPy gives NaN there.
+//! - In the Ties formula, a mean over no prompt (no prompt with both a `ref` and a `tied` row) is
+//!   0 here; NumPy gives NaN there. A prompt without correct or without incorrect completions
+//!   (upstream raises on it) is not accurate and is left out of the margin terms, as is a tied
+//!   prompt with a single correct completion (upstream compares with `None` there).
 //! - Each completion is scored on its own, as RewardBench scores each independently: a spec
 //!   whose rewards depend on the group (difficulty weights) sees every completion alone.
 
@@ -880,35 +885,30 @@ pub struct TiesScore {
     pub overall: f64,
 }
 
-/// One Ties prompt's statistics (`sample_stats`): accurate iff the worst correct completion
-/// beats the best incorrect one; the spread among correct ones (`None` with a single correct
-/// one); the correct-over-incorrect margin (0 when one side is empty).
+/// One Ties prompt's statistics (`_compute_prompt_stats`): accurate iff the worst correct
+/// completion beats the best incorrect one; the spread among the correct ones (`None` with a
+/// single correct one); the correct-over-incorrect margin (`None` when a side is empty, where
+/// upstream raises).
 struct PromptStats {
     accurate: bool,
     different_correct_margin: Option<f64>,
-    correct_incorrect_margin: f64,
+    correct_incorrect_margin: Option<f64>,
 }
 
 fn prompt_stats(scores: &[f64], num_correct: usize) -> PromptStats {
     let (c, i) = scores.split_at(num_correct.min(scores.len()));
-    if c.is_empty() || i.is_empty() {
-        return PromptStats {
-            accurate: false,
-            different_correct_margin: None,
-            correct_incorrect_margin: 0.0,
-        };
-    }
     let best_c = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let worst_c = c.iter().copied().fold(f64::INFINITY, f64::min);
     let best_i = i.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let cim = (!c.is_empty() && !i.is_empty()).then_some(worst_c - best_i);
     PromptStats {
-        accurate: worst_c > best_i,
+        accurate: cim.is_some_and(|m| m > 0.0),
         different_correct_margin: (c.len() > 1).then_some(best_c - worst_c),
-        correct_incorrect_margin: worst_c - best_i,
+        correct_incorrect_margin: cim,
     }
 }
 
-/// The Ties formula over `(kind, prompt id, scores, num_correct)` rows. A prompt id seen twice
+/// The Ties formula over `(is_ref, prompt id, scores, num_correct)` rows. A prompt id seen twice
 /// for one kind keeps the last row, as upstream's dictionary does.
 pub fn ties_score_rows(rows: &[(bool, String, Vec<f64>, usize)]) -> TiesScore {
     let conv: Vec<(TieKind, String, Vec<f64>, usize)> = rows
@@ -925,17 +925,25 @@ pub fn ties_score_rows(rows: &[(bool, String, Vec<f64>, usize)]) -> TiesScore {
     ties_score(&conv)
 }
 
+/// Prompt ids compare as integers when they are (upstream keys its dictionaries by
+/// `int(prompt_id)`, so `ref:01` pairs with `tied:1`).
+fn prompt_key(p: &str) -> String {
+    p.trim()
+        .parse::<i64>()
+        .map_or_else(|_| p.to_string(), |n| n.to_string())
+}
+
 fn ties_score(rows: &[(TieKind, String, Vec<f64>, usize)]) -> TiesScore {
-    let mut refs: BTreeMap<&str, PromptStats> = BTreeMap::new();
-    let mut tied: BTreeMap<&str, PromptStats> = BTreeMap::new();
+    let mut refs: BTreeMap<String, PromptStats> = BTreeMap::new();
+    let mut tied: BTreeMap<String, PromptStats> = BTreeMap::new();
     for (k, p, s, n) in rows {
         let st = prompt_stats(s, *n);
         match k {
-            TieKind::Ref => refs.insert(p, st),
-            TieKind::Tied => tied.insert(p, st),
+            TieKind::Ref => refs.insert(prompt_key(p), st),
+            TieKind::Tied => tied.insert(prompt_key(p), st),
         };
     }
-    let acc = |m: &BTreeMap<&str, PromptStats>| {
+    let acc = |m: &BTreeMap<String, PromptStats>| {
         if m.is_empty() {
             0.0
         } else {
@@ -951,18 +959,23 @@ fn ties_score(rows: &[(TieKind, String, Vec<f64>, usize)]) -> TiesScore {
             v.iter().sum::<f64>() / v.len() as f64
         }
     };
+    // Over the prompts with both a ref and a tied row, and every margin defined.
     let (mut pref, mut hard, mut margins) = (Vec::new(), Vec::new(), Vec::new());
     for (p, t) in &tied {
         let Some(r) = refs.get(p) else { continue };
-        let Some(dcm) = t.different_correct_margin else {
+        let (Some(dcm), Some(cim_t), Some(cim_r)) = (
+            t.different_correct_margin,
+            t.correct_incorrect_margin,
+            r.correct_incorrect_margin,
+        ) else {
             continue;
         };
-        let both = r.correct_incorrect_margin.min(t.correct_incorrect_margin);
-        pref.push(f64::from(u8::from(t.correct_incorrect_margin > dcm)));
+        let both = cim_r.min(cim_t);
+        pref.push(f64::from(u8::from(cim_t > dcm)));
         hard.push(f64::from(u8::from(both > dcm)));
-        if dcm > 0.0 {
-            margins.push((both / dcm - 1.0).tanh());
-        }
+        // IEEE division as NumPy's: a zero spread gives ±inf (tanh ±1) or NaN (counted 0).
+        let m = (both / dcm - 1.0).tanh();
+        margins.push(if m.is_nan() { 0.0 } else { m });
     }
     let correctness_preferred = mean(&pref);
     let correctness_preferred_hard = mean(&hard);
@@ -1039,30 +1052,36 @@ mod tests {
     #[test]
     fn ties_formula_by_hand() {
         // Prompt 1: ref (1 correct of 3) accurate, margin 0.9 - 0.5 = 0.4; tied (2 correct)
-        // scores 0.9, 0.8 | 0.3: accurate, dcm 0.1, cim 0.5.
+        // scores 0.9, 0.8 | 0.3: accurate, spread 0.1, margin 0.5.
         //   preferred: 0.5 > 0.1; hard: min(0.4, 0.5) = 0.4 > 0.1; margin tanh(0.4/0.1 - 1).
-        // Prompt 2: ref not accurate (0.2 | 0.6): cim -0.4; tied 0.7, 0.7 | 0.1: accurate,
-        //   dcm 0 (not > 0: no margin term), cim 0.6; preferred 0.6 > 0; hard -0.4 > 0 false.
+        // Prompt 2: ref not accurate (0.2 | 0.6): margin -0.4; tied 0.7, 0.7 | 0.1: accurate,
+        //   spread 0, margin 0.6; preferred 0.6 > 0; hard -0.4 > 0 false; margin
+        //   tanh(-0.4/0 - 1) = tanh(-inf) = -1 (NumPy's division, as upstream).
         let rows = vec![
             (true, "1".to_string(), vec![0.9, 0.5, 0.1], 1),
             (false, "1".to_string(), vec![0.9, 0.8, 0.3], 2),
             (true, "2".to_string(), vec![0.2, 0.6], 1),
-            (false, "2".to_string(), vec![0.7, 0.7, 0.1], 2),
+            (false, "02".to_string(), vec![0.7, 0.7, 0.1], 2),
         ];
         let t = ties_score_rows(&rows);
         close(t.ref_accuracy, 0.5);
         close(t.tied_accuracy, 1.0);
         close(t.correctness_preferred, 1.0);
         close(t.correctness_preferred_hard, 0.5);
-        let m = (0.4f64 / 0.1 - 1.0).tanh();
-        // Floating point: 0.9 - 0.8 is not exactly 0.1; compute as the code does.
-        let m_exact = (((0.9f64 - 0.5).min(0.8 - 0.3)) / (0.9 - 0.8) - 1.0).tanh();
-        assert!((m - m_exact).abs() < 1e-9);
-        close(t.correctness_margin_score, m_exact);
+        // 0.9 - 0.8 is not exactly 0.1 in floating point: the term as the code computes it.
+        let m1 = (((0.9f64 - 0.5).min(0.8 - 0.3)) / (0.9 - 0.8) - 1.0).tanh();
+        assert!((m1 - (0.4f64 / 0.1 - 1.0).tanh()).abs() < 1e-9);
+        close(t.correctness_margin_score, f64::midpoint(m1, -1.0));
         close(
             t.overall,
-            0.3 * 1.0 + 0.3 * 0.5 + 0.2 * 1.0 + 0.2 * 0.5 + 0.01 * m_exact,
+            0.3 * 1.0 + 0.3 * 0.5 + 0.2 * 1.0 + 0.2 * 0.5 + 0.01 * f64::midpoint(m1, -1.0),
         );
+        // A zero spread over a zero margin is 0/0: counted 0.
+        let t = ties_score_rows(&[
+            (true, "1".into(), vec![0.5, 0.5], 1),
+            (false, "1".into(), vec![1.0, 1.0, 0.5], 2),
+        ]);
+        close(t.correctness_margin_score, 0.0);
     }
 
     #[test]
