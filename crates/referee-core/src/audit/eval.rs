@@ -12,7 +12,8 @@
 //!   subset (ids `ref:<n>` / `tied:<n>`, the first `num_correct` completions correct) gets its
 //!   own formula: `0.30 tied_accuracy + 0.30 ref_accuracy + 0.20 correctness_preferred + 0.20
 //!   correctness_preferred_hard + 0.01 correctness_margin_score`. `score` is the mean of the
-//!   subsets' scores (the leaderboard's mean of six).
+//!   subsets' scores (the leaderboard's mean of six); `accuracy` pools the non-Ties rows. As
+//!   upstream, only the first chosen completion is compared outside Ties (RewardBench 2 has one).
 //! - **Scored data** (`scores`, with `--gold FIELD`): any row Referee can score, with a human or
 //!   gold score; Pearson, Spearman and Kendall tau-b between reward and gold, each with a seeded
 //!   percentile bootstrap interval, overall and per subset.
