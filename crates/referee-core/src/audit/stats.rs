@@ -14,6 +14,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 /// The fewest pairs a bootstrap interval is computed from.
 pub const MIN_BOOTSTRAP_N: usize = 3;
@@ -177,8 +178,9 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 }
 
 /// How bootstrap intervals are drawn: `resamples` resamples of the pairs with replacement, from
-/// a ChaCha8 generator seeded with `seed` (so a seed reproduces an interval exactly, on every
-/// platform), at confidence `level` (0.95 for a 95% interval).
+/// a ChaCha8 generator seeded with `seed`, resample `b` on stream `b` (so a seed reproduces an
+/// interval exactly, on every platform and thread count), at confidence `level` (0.95 for a 95%
+/// interval). Resamples run in parallel on the rayon pool.
 #[derive(Debug, Clone, Copy)]
 pub struct Bootstrap {
     pub resamples: usize,
@@ -211,26 +213,29 @@ impl Bootstrap {
         &self,
         x: &[f64],
         y: &[f64],
-        stat: impl Fn(&[f64], &[f64]) -> Option<f64>,
+        stat: impl Fn(&[f64], &[f64]) -> Option<f64> + Sync,
     ) -> Estimate {
         let value = stat(x, y);
         let n = x.len();
         if n < MIN_BOOTSTRAP_N || self.resamples == 0 || value.is_none() {
             return Estimate { value, ci: None };
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let mut stats = Vec::with_capacity(self.resamples);
-        let (mut bx, mut by) = (vec![0.0; n], vec![0.0; n]);
-        for _ in 0..self.resamples {
-            for k in 0..n {
-                let i = rng.random_range(0..n);
-                bx[k] = x[i];
-                by[k] = y[i];
-            }
-            if let Some(s) = stat(&bx, &by) {
-                stats.push(s);
-            }
-        }
+        // Resample `b` draws from its own stream of the seeded generator, so the resamples are
+        // the same whatever the number of threads that compute them.
+        let mut stats: Vec<f64> = (0..self.resamples)
+            .into_par_iter()
+            .filter_map(|b| {
+                let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+                rng.set_stream(b as u64);
+                let (mut bx, mut by) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                for _ in 0..n {
+                    let i = rng.random_range(0..n);
+                    bx.push(x[i]);
+                    by.push(y[i]);
+                }
+                stat(&bx, &by)
+            })
+            .collect();
         stats.sort_by(f64::total_cmp);
         let alpha = (1.0 - self.level.clamp(0.0, 1.0)) / 2.0;
         let ci = match (
