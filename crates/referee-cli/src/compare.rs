@@ -58,6 +58,10 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
+    if !args.threshold.is_finite() {
+        eprintln!("error: --threshold must be a finite number");
+        return Ok(EXIT_USAGE);
+    }
     let using = JudgeUse::Call {
         output: args.output.as_deref(),
     };

@@ -98,6 +98,13 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let using = JudgeUse::Call {
         output: args.output.as_deref(),
     };
+    if !(args.confidence > 0.0 && args.confidence < 1.0) {
+        eprintln!(
+            "error: --confidence must be between 0 and 1 (0.95 for a 95% interval), found {}",
+            args.confidence
+        );
+        return Ok(EXIT_USAGE);
+    }
     let Some(program) = load_spec(&args.spec, &args.judge, &using)? else {
         return Ok(EXIT_SPEC);
     };

@@ -375,3 +375,33 @@ fn compare_usage_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn out_of_range_options_are_usage_errors() {
+    let out = referee()
+        .args([
+            "eval",
+            "fixtures/eval/math.yaml",
+            "fixtures/eval/scores.jsonl",
+            "--gold",
+            "human",
+            "--confidence",
+            "95",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = referee()
+        .args([
+            "compare",
+            "fixtures/eval/lenient.yaml",
+            "fixtures/eval/compare.jsonl",
+            "--label",
+            "correct",
+            "--threshold",
+            "NaN",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

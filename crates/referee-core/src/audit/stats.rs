@@ -415,6 +415,28 @@ mod tests {
     }
 
     #[test]
+    fn bootstrap_does_not_depend_on_the_thread_count() {
+        let x: Vec<f64> = (0..30).map(|i| f64::from(i % 7)).collect();
+        let y: Vec<f64> = (0..30).map(|i| f64::from((i * 5) % 11)).collect();
+        let b = Bootstrap {
+            resamples: 300,
+            seed: 3,
+            level: 0.9,
+        };
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| b.estimate(&x, &y, kendall_tau_b));
+        let four = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap()
+            .install(|| b.estimate(&x, &y, kendall_tau_b));
+        assert_eq!(one, four);
+    }
+
+    #[test]
     fn bootstrap_needs_three_pairs_and_a_defined_value() {
         let b = Bootstrap::default();
         let e = b.estimate(&[1.0, 2.0], &[1.0, 3.0], pearson);
