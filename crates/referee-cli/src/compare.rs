@@ -26,6 +26,9 @@ pub struct CompareArgs {
     /// Compare with this label field (truthy = pass) instead of a second spec.
     #[arg(long, value_name = "FIELD")]
     label: Option<String>,
+    /// Also tabulate per value of this field (e.g. VerifyBench's `answer_type`).
+    #[arg(long, value_name = "FIELD")]
+    subset_field: Option<String>,
     /// A reward at or above this passes.
     #[arg(long, default_value_t = 0.5)]
     threshold: f64,
@@ -87,6 +90,7 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
     let opts = CompareOptions {
         threshold: args.threshold,
         mapping: args.mapping.mapping(),
+        subset: args.subset_field.clone(),
         ..CompareOptions::default()
     };
     let report = compare(
@@ -147,6 +151,32 @@ fn render(r: &CompareReport) -> String {
         rate(&r.rates.false_negative),
         rate(&r.rates.disagreement)
     );
+    if let Some(subs) = &r.subsets {
+        let rows: Vec<Vec<String>> = subs
+            .iter()
+            .map(|s| {
+                vec![
+                    s.subset.clone(),
+                    s.n.to_string(),
+                    s.errors.to_string(),
+                    s.matrix.tp.to_string(),
+                    s.matrix.fp.to_string(),
+                    s.matrix.fn_.to_string(),
+                    s.matrix.tn.to_string(),
+                    rate(&s.rates.false_positive),
+                    rate(&s.rates.false_negative),
+                    rate(&s.rates.disagreement),
+                ]
+            })
+            .collect();
+        o.push_str(&table(
+            &[
+                "subset", "n", "errors", "tp", "fp", "fn", "tn", "fp rate", "fn rate", "disagree",
+            ]
+            .map(String::from),
+            &rows,
+        ));
+    }
     if !r.disagreements.is_empty() {
         let _ = writeln!(o, "disagreements ({}):", r.disagreements.len());
         let rows: Vec<Vec<String>> = r

@@ -335,6 +335,7 @@ fn compare_with_a_label_column() {
     close(&r["rates"]["false_positive"], 2.0 / 3.0);
     close(&r["rates"]["disagreement"], 0.4);
     assert_eq!(r["disagreements"][1]["b"], false);
+    assert!(r.get("subsets").is_none());
     // A higher threshold moves nothing here (rewards are 0 or 1); above 1 everything fails.
     let r = report(&[
         "compare",
@@ -404,4 +405,38 @@ fn out_of_range_options_are_usage_errors() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn compare_per_subset() {
+    // The fixture's ids as subsets would be one row each; group by the label instead, as a
+    // VerifyBench user groups by `answer_type`: rows labelled true (c1, c3, c6) and false.
+    let r = report(&[
+        "compare",
+        "fixtures/eval/lenient.yaml",
+        "fixtures/eval/math.yaml",
+        "fixtures/eval/compare.jsonl",
+        "--subset-field",
+        "correct",
+    ]);
+    let subs = r["subsets"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    // false: c2 fp, c4 tn, c5 fp.
+    assert_eq!(subs[0]["subset"], "false");
+    assert_eq!(
+        subs[0]["matrix"],
+        json!({"tp": 0, "fp": 2, "fn": 0, "tn": 1})
+    );
+    close(&subs[0]["rates"]["false_positive"], 2.0 / 3.0);
+    assert_eq!(subs[0]["rates"]["false_negative"], Value::Null);
+    // true: c1 tp, c3 fp, c6 an error on both sides.
+    assert_eq!(subs[1]["subset"], "true");
+    assert_eq!(
+        (subs[1]["n"].as_u64(), subs[1]["errors"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(
+        subs[1]["matrix"],
+        json!({"tp": 1, "fp": 1, "fn": 0, "tn": 0})
+    );
 }

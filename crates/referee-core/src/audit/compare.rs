@@ -32,6 +32,8 @@ pub struct CompareOptions {
     pub mapping: InputMapping,
     /// How many characters of the output a listed disagreement shows.
     pub excerpt_chars: usize,
+    /// Also tabulate per value of this field (VerifyBench's `answer_type`, a dataset's subset).
+    pub subset: Option<String>,
 }
 
 impl Default for CompareOptions {
@@ -40,6 +42,7 @@ impl Default for CompareOptions {
             threshold: 0.5,
             mapping: InputMapping::default(),
             excerpt_chars: 200,
+            subset: None,
         }
     }
 }
@@ -51,6 +54,37 @@ pub struct Matrix {
     #[serde(rename = "fn")]
     pub fn_: usize,
     pub tn: usize,
+}
+
+impl Matrix {
+    fn add(&mut self, a: bool, b: bool) {
+        match (a, b) {
+            (true, true) => self.tp += 1,
+            (true, false) => self.fp += 1,
+            (false, true) => self.fn_ += 1,
+            (false, false) => self.tn += 1,
+        }
+    }
+
+    /// The rates with `b` as the reference; `null` where a denominator is 0.
+    pub fn rates(&self) -> Rates {
+        let rate = |n: usize, d: usize| num((d > 0).then(|| n as f64 / d as f64));
+        Rates {
+            false_positive: rate(self.fp, self.fp + self.tn),
+            false_negative: rate(self.fn_, self.fn_ + self.tp),
+            disagreement: rate(self.fp + self.fn_, self.tp + self.fp + self.fn_ + self.tn),
+        }
+    }
+}
+
+/// One value of `--subset-field`: its rows, matrix, errors and rates.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubsetComparison {
+    pub subset: String,
+    pub n: usize,
+    pub errors: usize,
+    pub matrix: Matrix,
+    pub rates: Rates,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -90,6 +124,8 @@ pub struct CompareReport {
     pub matrix: Matrix,
     pub errors: CompareErrors,
     pub rates: Rates,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subsets: Option<Vec<SubsetComparison>>,
     pub disagreements: Vec<Disagreement>,
 }
 
@@ -191,8 +227,21 @@ pub fn compare(
     let mut m = Matrix::default();
     let mut errors = CompareErrors::default();
     let mut disagreements = Vec::new();
+    let mut subsets: std::collections::BTreeMap<String, (usize, usize, Matrix)> =
+        std::collections::BTreeMap::new();
     for (i, row) in rows.iter().enumerate() {
         let input_err = parsed[i].as_ref().err().filter(|u| !u.reason.is_empty());
+        let sub = opts.subset.as_deref().map(|f| {
+            let name = row
+                .value
+                .as_ref()
+                .ok()
+                .and_then(|v| super::row_subset(v, f))
+                .unwrap_or_else(|| super::eval::NO_SUBSET.to_string());
+            let e = subsets.entry(name).or_insert((0, 0, Matrix::default()));
+            e.0 += 1;
+            e
+        });
         let side_a: Result<f64, Unscored> = match (input_err, &ra[i]) {
             (Some(e), _) => Err(e.clone()),
             (None, Some(r)) => usable_reward(r),
@@ -211,11 +260,9 @@ pub fn compare(
         match (&side_a, &side_b) {
             (Ok(va), Ok((pb, vb))) => {
                 let pa = *va >= opts.threshold;
-                match (pa, *pb) {
-                    (true, true) => m.tp += 1,
-                    (true, false) => m.fp += 1,
-                    (false, true) => m.fn_ += 1,
-                    (false, false) => m.tn += 1,
+                m.add(pa, *pb);
+                if let Some(e) = sub {
+                    e.2.add(pa, *pb);
                 }
                 if pa != *pb {
                     let s = sample_at[i];
@@ -232,6 +279,9 @@ pub fn compare(
             }
             (ea, eb) => {
                 errors.total += 1;
+                if let Some(e) = sub {
+                    e.1 += 1;
+                }
                 match (ea, eb) {
                     (Err(x), Err(y)) => {
                         errors.both += 1;
@@ -254,7 +304,6 @@ pub fn compare(
             }
         }
     }
-    let rate = |n: usize, d: usize| num((d > 0).then(|| n as f64 / d as f64));
     CompareReport {
         kind: "compare",
         a: a_name.to_string(),
@@ -263,11 +312,19 @@ pub fn compare(
         rows: rows.len(),
         matrix: m,
         errors,
-        rates: Rates {
-            false_positive: rate(m.fp, m.fp + m.tn),
-            false_negative: rate(m.fn_, m.fn_ + m.tp),
-            disagreement: rate(m.fp + m.fn_, m.tp + m.fp + m.fn_ + m.tn),
-        },
+        rates: m.rates(),
+        subsets: opts.subset.as_ref().map(|_| {
+            subsets
+                .into_iter()
+                .map(|(subset, (n, errors, matrix))| SubsetComparison {
+                    subset,
+                    n,
+                    errors,
+                    matrix,
+                    rates: matrix.rates(),
+                })
+                .collect()
+        }),
         disagreements,
     }
 }
@@ -368,5 +425,27 @@ mod tests {
         assert_eq!(r.errors.both, 1);
         assert_eq!(r.errors.by_reason.0["invalid_label"], 1);
         assert_eq!(r.disagreements[0].b, json!(false));
+        assert!(r.subsets.is_none());
+        // Per subset, here by `id`: one row each; row 5 is its own (errored) subset.
+        let opts = CompareOptions {
+            subset: Some("id".into()),
+            ..CompareOptions::default()
+        };
+        let r = compare(&a, &Reference::Spec(&b), &data, &opts, "a", "b");
+        let subs = r.subsets.unwrap();
+        assert_eq!(subs.len(), 5);
+        assert_eq!(subs[1].subset, "2");
+        assert_eq!(
+            subs[1].matrix,
+            Matrix {
+                tp: 0,
+                fp: 1,
+                fn_: 0,
+                tn: 0
+            }
+        );
+        assert_eq!(subs[1].rates.false_positive, json!(1.0));
+        assert_eq!(subs[1].rates.false_negative, Value::Null);
+        assert_eq!((subs[4].n, subs[4].errors), (1, 1));
     }
 }
