@@ -39,6 +39,12 @@ if ! command -v redis-server >/dev/null; then
     fi
 fi
 
+# pyarrow (the Parquet tests read files pyarrow writes, as verl's are) and Playwright (the report's
+# browser test), in a venv under ~/.cache/referee/ made on first use (about a minute, once).
+echo "== python tools (scripts/py_tools_venv.sh)"
+REFEREE_PYARROW_PYTHON=$(scripts/py_tools_venv.sh)
+export REFEREE_PYARROW_PYTHON
+
 echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -48,4 +54,8 @@ status=${PIPESTATUS[0]}
 # often a crate's empty doc-test run).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+# The HTML report opened in headless Chromium (Debian's package, installed on first use), with
+# networking disabled: console errors, key numbers, a click that shows a trace, screenshots.
+echo "== report in headless Chromium (scripts/report_browser_test.sh)"
+scripts/report_browser_test.sh || status=1
 exit "$status"

@@ -3,6 +3,7 @@
 
 mod compare;
 mod eval;
+mod report;
 mod score;
 
 use anyhow::{Context, Result};
@@ -110,13 +111,16 @@ impl MappingArgs {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Score a JSONL file: one result line per input line, in input order.
+    /// Score a JSONL or Parquet file: one result per input row, in input order.
     Score {
         /// The grader spec (YAML or JSON).
         spec: PathBuf,
-        /// Input JSONL (default: stdin).
+        /// Input JSONL, or Parquet when it ends in `.parquet` (default: JSONL on stdin).
         input: Option<PathBuf>,
-        /// Output JSONL (default: stdout).
+        /// Output (default: stdout): Parquet when it ends in `.parquet`, or when the input is
+        /// Parquet and no other path is given; JSONL otherwise. Parquet results have columns id,
+        /// reward, status, reason, message, line, one per component, advantage/group_flag/
+        /// group_reward with a group stage, and JSON-text columns usage and trace.
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Add the explanation tree to every result.
@@ -169,6 +173,22 @@ enum Cmd {
     /// Compare a spec with another spec or a label column: confusion matrix, error rates and
     /// the disagreeing samples.
     Compare(compare::CompareArgs),
+    /// Write one self-contained HTML report (no network, no external assets) from `referee
+    /// score` results (JSONL or Parquet, with or without `--explain`) or from the JSON output
+    /// of `referee eval`, `fuzz` or `compare`.
+    Report {
+        /// The results or audit JSON file.
+        results: PathBuf,
+        /// The HTML file to write.
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+        /// The scored input (JSONL or Parquet), to take each row's group from when the results
+        /// carry none; mapped with the same flags as `referee score`.
+        #[arg(long, value_name = "INPUT")]
+        data: Option<PathBuf>,
+        #[command(flatten)]
+        mapping: MappingArgs,
+    },
     /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, OpenRLHF's `/get_reward`, OpenAI's
     /// grader endpoints, `/healthz`) until SIGINT/SIGTERM, finishing requests in flight.
     Serve {
@@ -427,6 +447,23 @@ fn run(cli: Cli) -> Result<u8> {
                 request_timeout: std::time::Duration::from_secs_f64(timeout_s.max(0.001)),
             };
             serve(&host, port, &specs, spec_dir.as_deref(), config, judge)
+        }
+        Cmd::Report {
+            results,
+            output,
+            data,
+            mapping,
+        } => {
+            let input = report::load(&results)?;
+            let groups = data
+                .as_deref()
+                .map(|d| report::groups_from_input(d, &mapping.mapping()))
+                .transpose()?;
+            let html = report::render(&input, &results.display().to_string(), groups.as_deref());
+            std::fs::write(&output, html)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            eprintln!("wrote {}", output.display());
+            Ok(EXIT_OK)
         }
         Cmd::Schema => {
             println!(

@@ -1,4 +1,9 @@
-//! `referee score`: stream JSONL in, score chunks in parallel, write results in input order.
+//! `referee score`: stream JSONL or Parquet in, score chunks in parallel, write results in
+//! input order, as JSONL or Parquet.
+//!
+//! Parquet input is turned into the same JSON lines as JSONL input (referee-core's
+//! `io::parquet`), a record batch per chunk, so both formats share every later stage; Parquet
+//! output is the JSONL result lines laid out as columns by the writer thread.
 //!
 //! Three stages overlap: a reader thread cuts the input into chunks of lines, the rayon pool
 //! parses and scores a chunk (each task serialising its share of results and summarising it),
@@ -9,6 +14,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use referee_core::input::InputMapping;
+use referee_core::io::parquet::{is_parquet_path, IdKind, ResultColumns, ResultWriter, RowReader};
 use referee_core::summary::Summary;
 use referee_core::{Program, Sample, ScoreResult};
 use std::fs::File;
@@ -63,24 +69,111 @@ fn read_chunk(r: &mut dyn BufRead, first_line: usize) -> std::io::Result<Option<
     }))
 }
 
+/// Where rows come from.
+enum Source {
+    Jsonl(Box<dyn BufRead + Send>),
+    Parquet(RowReader),
+}
+
+impl Source {
+    fn read_chunk(&mut self, first_line: usize) -> Result<Option<Chunk>> {
+        match self {
+            Source::Jsonl(r) => Ok(read_chunk(&mut **r, first_line)?),
+            Source::Parquet(r) => {
+                let mut buf = Vec::with_capacity(1 << 20);
+                let mut ends = Vec::with_capacity(CHUNK);
+                while ends.len() < CHUNK
+                    && r.read_lines(&mut buf, &mut ends).context(
+                        "Parquet input (Referee reads uncompressed, snappy and zstd files)",
+                    )? > 0
+                {}
+                Ok((!ends.is_empty()).then_some(Chunk {
+                    first_line,
+                    buf,
+                    ends,
+                }))
+            }
+        }
+    }
+}
+
+/// Where results go.
+enum Sink {
+    Jsonl(BufWriter<Box<dyn Write + Send>>),
+    Parquet(Box<ResultWriter<BufWriter<Box<dyn Write + Send>>>>),
+}
+
+impl Sink {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Sink::Jsonl(w) => w.write_all(bytes)?,
+            Sink::Parquet(w) => w.write_jsonl(bytes)?,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<()> {
+        match self {
+            Sink::Jsonl(mut w) => w.flush()?,
+            Sink::Parquet(w) => w.finish()?.flush()?,
+        }
+        Ok(())
+    }
+}
+
+/// Whether results are written as Parquet: `-o x.parquet`, or a Parquet input with no `-o`
+/// (or `-o -`). Any other `-o` path gets JSONL.
+pub fn parquet_output(input: Option<&Path>, output: Option<&Path>) -> bool {
+    match output {
+        Some(p) if p != Path::new("-") => is_parquet_path(p),
+        _ => input.is_some_and(is_parquet_path),
+    }
+}
+
 pub fn run(
     program: &Program,
     input: Option<&Path>,
     output: Option<&Path>,
     opts: &Options,
 ) -> Result<Summary> {
-    let mut reader: Box<dyn BufRead + Send> = match input {
-        Some(p) if p != Path::new("-") => Box::new(BufReader::with_capacity(
+    let mut id_kind = IdKind::Text;
+    let mut source = match input {
+        Some(p) if p != Path::new("-") && is_parquet_path(p) => {
+            let r = RowReader::open(p, CHUNK)
+                .with_context(|| format!("cannot read Parquet input {}", p.display()))?;
+            id_kind = r.id_kind(&opts.mapping);
+            Source::Parquet(r)
+        }
+        Some(p) if p != Path::new("-") => Source::Jsonl(Box::new(BufReader::with_capacity(
             1 << 20,
             File::open(p).with_context(|| format!("cannot open input {}", p.display()))?,
-        )),
-        _ => Box::new(BufReader::with_capacity(1 << 20, std::io::stdin())),
+        ))),
+        _ => Source::Jsonl(Box::new(BufReader::with_capacity(
+            1 << 20,
+            std::io::stdin(),
+        ))),
     };
+    let to_stdout = output.is_none_or(|p| p == Path::new("-"));
+    let parquet_out = parquet_output(input, output);
+    if parquet_out && to_stdout && std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "results of a Parquet input are Parquet; not writing them to a terminal (pass -o results.parquet, or -o results.jsonl for JSONL)"
+        );
+    }
     let writer: Box<dyn Write + Send> = match output {
-        Some(p) if p != Path::new("-") => Box::new(
+        Some(p) if !to_stdout => Box::new(
             File::create(p).with_context(|| format!("cannot create output {}", p.display()))?,
         ),
         _ => Box::new(std::io::stdout()),
+    };
+    let writer = BufWriter::with_capacity(1 << 20, writer);
+    let sink = if parquet_out {
+        Sink::Parquet(Box::new(ResultWriter::new(
+            writer,
+            ResultColumns::for_program(program, opts.explain, id_kind),
+        )?))
+    } else {
+        Sink::Jsonl(writer)
     };
     let progress = std::io::stderr().is_terminal().then(|| {
         let pb = ProgressBar::new_spinner();
@@ -91,14 +184,14 @@ pub fn run(
         pb
     });
     let start = Instant::now();
-    let (chunk_tx, chunk_rx) = sync_channel::<std::io::Result<Chunk>>(2);
+    let (chunk_tx, chunk_rx) = sync_channel::<Result<Chunk>>(2);
     let (out_tx, out_rx) = sync_channel::<(Vec<u8>, usize)>(2);
 
     let summary = std::thread::scope(|scope| -> Result<Summary> {
         scope.spawn(move || {
             let mut next = 1;
             loop {
-                match read_chunk(&mut *reader, next) {
+                match source.read_chunk(next) {
                     Ok(Some(c)) => {
                         next += c.ends.len();
                         if chunk_tx.send(Ok(c)).is_err() {
@@ -114,15 +207,15 @@ pub fn run(
             }
         });
         let progress = progress.as_ref();
-        let write = scope.spawn(move || -> std::io::Result<()> {
-            let mut out = BufWriter::with_capacity(1 << 20, writer);
+        let write = scope.spawn(move || -> Result<()> {
+            let mut sink = sink;
             for (bytes, n) in out_rx {
-                out.write_all(&bytes)?;
+                sink.write(&bytes)?;
                 if let Some(pb) = progress {
                     pb.inc(n as u64);
                 }
             }
-            out.flush()
+            sink.finish()
         });
         let mut summary = Summary::default();
         for chunk in chunk_rx {

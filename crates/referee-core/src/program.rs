@@ -254,6 +254,11 @@ impl Program {
         &self.names
     }
 
+    /// Whether some node calls a judge, so every result carries `usage`.
+    pub fn judged(&self) -> bool {
+        self.judged
+    }
+
     pub fn score(&self, s: &Sample) -> ScoreResult {
         self.run(s, false)
     }

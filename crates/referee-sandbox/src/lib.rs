@@ -1,13 +1,18 @@
 //! Isolated execution of untrusted code for Referee (the `Sandbox` of `referee_core::exec`).
 //!
 //! A [`Pool`] of slots, each a warm Python zygote in its own user, mount, network, IPC and UTS
-//! namespaces and cgroup (see `zygote.py` for the per-run isolation: new PID, mount, IPC and UTS
-//! namespaces, a fresh tmpfs, uid 1000 with no capabilities, hard rlimits, no_new_privs,
-//! seccomp). The zygote's request loop and each run's setup are C (`native.c`, built by
+//! namespaces and cgroup. A job's tests go to a slot in batches (up to 16 tests of one job):
+//! each batch gets new PID, mount, IPC and UTS namespaces, a fresh tmpfs, uid 1000 with no
+//! capabilities, hard rlimits, no_new_privs and seccomp, and its init forks one process per
+//! test, killing whatever a test left before the next (see `zygote.py` and `native.c`). Tests of
+//! one job share the batch's working directory; different jobs (samples) never share anything.
+//! The zygote's request loop and each batch's setup are C (`native.c`, built by
 //! `build.rs` and sent to the zygote as a sealed memfd): the zygote runs no Python between
-//! clones, so the pages of its heap stay shared with the runs instead of being copied. A run's inputs travel as sealed memfds and its outputs come back as memfds: the
+//! clones, so the pages of its heap stay shared with the runs instead of being copied. A run's
+//! inputs travel as sealed memfds and its outputs come back as memfds: the
 //! zygote, whose memory every run inherits, never holds any run's data, and a compiled binary
-//! exists only as a descriptor handed to its own job's runs. The number of slots is the number of runs that can be alive at once, machine-wide
+//! exists only as a descriptor handed to its own job's runs. The number of slots is the number
+//! of batches that can be alive at once, machine-wide
 //! for this process: the limit is enforced by construction, not by a counter.
 //!
 //! Linux only; needs root (to map the ids of two users into each slot's namespace and to manage
@@ -81,16 +86,59 @@ impl Shared {
     }
 }
 
+/// One batch for a slot: tests of one job with the same mode and limits (see `batches`).
 struct Task {
-    req: Request,
+    reqs: Vec<Request>,
     /// Hand back the result memfd itself (a compile's binary) instead of its bytes.
     keep_result: bool,
-    done: Box<dyn FnOnce(Result<SlotOutput, String>) + Send>,
+    done: Box<dyn FnOnce(Result<Vec<SlotOutput>, String>) + Send>,
 }
 
 struct Queue {
     tasks: Mutex<(VecDeque<Task>, bool)>,
     cv: Condvar,
+    slots: usize,
+}
+
+impl Queue {
+    /// Queues a job's test runs as batches, their outputs collected in order.
+    fn push_job(&self, reqs: Vec<Request>, collect: &Arc<Collect>) {
+        let mut q = self.tasks.lock().expect("queue");
+        let mut at = 0;
+        for batch in batches(reqs, self.slots, q.0.len()) {
+            let (c, first, n) = (collect.clone(), at, batch.len());
+            at += n;
+            q.0.push_back(Task {
+                reqs: batch,
+                keep_result: false,
+                done: Box::new(move |r| c.put_batch(first, n, r)),
+            });
+        }
+        drop(q);
+        self.cv.notify_all();
+    }
+}
+
+/// Splits a job's runs into batches. A batch costs one set of namespaces and mounts (the
+/// costliest part of a run) and then one fork per test, but runs its tests one after another
+/// on one slot: while the queue is short a job is spread over the slots so its tests still run
+/// side by side; when other work is waiting, the slots are busy anyway and a batch takes up to
+/// `MAX_TESTS` tests. Only consecutive runs with the same header share a batch.
+fn batches(reqs: Vec<Request>, slots: usize, queued: usize) -> Vec<Vec<Request>> {
+    let n = reqs.len();
+    let size = if queued >= slots {
+        slot::MAX_TESTS
+    } else {
+        n.div_ceil(slots.max(1)).clamp(1, slot::MAX_TESTS)
+    };
+    let mut out: Vec<Vec<Request>> = Vec::new();
+    for r in reqs {
+        match out.last_mut() {
+            Some(b) if b.len() < size && b[0].header == r.header => b.push(r),
+            _ => out.push(vec![r]),
+        }
+    }
+    out
 }
 
 /// Pools started by this process so far (a pool's id, in every name it leaves on the host).
@@ -156,6 +204,7 @@ impl Pool {
         let queue = Arc::new(Queue {
             tasks: Mutex::new((VecDeque::new(), false)),
             cv: Condvar::new(),
+            slots: config.slots,
         });
         let mut threads = Vec::new();
         let mut first = Some(first);
@@ -260,7 +309,7 @@ fn slot_loop(shared: &Shared, queue: &Queue, slot: usize, mut zygote: Option<Zyg
                 }
             }
             let z = zygote.as_mut().expect("spawned");
-            match z.run(&task.req, task.keep_result) {
+            match z.run(&task.reqs, task.keep_result) {
                 Ok(out) => {
                     outcome = Ok(out);
                     break;
@@ -295,20 +344,21 @@ impl Collect {
         })
     }
 
-    fn put(&self, i: usize, r: Result<SlotOutput, String>) {
-        let out = r.map_or_else(
-            |e| RunOutput {
-                end: RunEnd::SetupFailed(format!("sandbox failure: {e}")),
-                stdout: Vec::new(),
-                stderr_tail: String::new(),
-                result: None,
-                cpu_ms: 0.0,
-                wall_ms: 0.0,
-            },
-            |o| o.out,
-        );
-        self.outs.lock().expect("outs")[i] = Some(out);
-        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+    /// The outputs of a batch of `n` runs, the first of which is run `first` of the job. A
+    /// broken slot fails the batch's runs as sandbox failures (never as scores).
+    fn put_batch(&self, first: usize, n: usize, r: Result<Vec<SlotOutput>, String>) {
+        let outs: Vec<RunOutput> = match r {
+            Ok(v) if v.len() == n => v.into_iter().map(|o| o.out).collect(),
+            Ok(v) => vec![failed(&format!("{} outputs for {n} runs", v.len())); n],
+            Err(e) => vec![failed(&e); n],
+        };
+        {
+            let mut slots = self.outs.lock().expect("outs");
+            for (i, o) in outs.into_iter().enumerate() {
+                slots[first + i] = Some(o);
+            }
+        }
+        if self.left.fetch_sub(n, Ordering::AcqRel) == n {
             self.finish(Ok(()));
         }
     }
@@ -323,6 +373,18 @@ impl Collect {
         if let Some(tx) = self.tx.lock().expect("tx").take() {
             let _ = tx.send(v);
         }
+    }
+}
+
+/// A run the sandbox could not carry out.
+fn failed(e: &str) -> RunOutput {
+    RunOutput {
+        end: RunEnd::SetupFailed(format!("sandbox failure: {e}")),
+        stdout: Vec::new(),
+        stderr_tail: String::new(),
+        result: None,
+        cpu_ms: 0.0,
+        wall_ms: 0.0,
     }
 }
 
@@ -401,14 +463,7 @@ impl Sandbox for Pool {
                     }
                 };
                 let collect = Collect::new(reqs.len(), tx);
-                for (i, req) in reqs.into_iter().enumerate() {
-                    let c = collect.clone();
-                    self.submit(Task {
-                        req,
-                        keep_result: false,
-                        done: Box::new(move |r| c.put(i, r)),
-                    });
-                }
+                self.queue.push_job(reqs, &collect);
             }
             name => {
                 let Some((lang, compiler)) =
@@ -452,9 +507,16 @@ impl Sandbox for Pool {
                 let limits = job.limits.clone();
                 let runs = job.runs.clone();
                 self.submit(Task {
-                    req: compile,
+                    reqs: vec![compile],
                     keep_result: true,
-                    done: Box::new(move |r| compiled(r, &runs, &limits, cg, &queue, tx)),
+                    done: Box::new(move |r| {
+                        let r = r.and_then(|v| {
+                            v.into_iter()
+                                .next()
+                                .ok_or_else(|| "no output from the compile".to_string())
+                        });
+                        compiled(r, &runs, &limits, cg, &queue, tx);
+                    }),
                 });
             }
         }
@@ -518,17 +580,7 @@ fn compiled(
         }
     }
     let collect = Collect::new(reqs.len(), tx);
-    let mut q = queue.tasks.lock().expect("queue");
-    for (i, req) in reqs.into_iter().enumerate() {
-        let c = collect.clone();
-        q.0.push_back(Task {
-            req,
-            keep_result: false,
-            done: Box::new(move |r| c.put(i, r)),
-        });
-    }
-    drop(q);
-    queue.cv.notify_all();
+    queue.push_job(reqs, &collect);
 }
 
 /// A Python run: the job's code, and this run's inputs each in a sealed memfd of its own.

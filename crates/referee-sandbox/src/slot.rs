@@ -30,11 +30,17 @@ const ZYGOTE: &str = concat!(
 const NATIVE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/referee_native.so"));
 
 /// The binary request header and reply (`struct req_hdr`, `struct reply` in native.c).
-const REQ_MAGIC: u32 = 0x3151_4652;
-const REP_MAGIC: u32 = 0x3150_4652;
-const REQ_SIZE: usize = 72;
-const REP_SIZE: usize = 176;
-const MAX_BLOBS: usize = 6;
+const REQ_MAGIC: u32 = 0x3251_4652;
+const REP_MAGIC: u32 = 0x3250_4652;
+const REQ_SIZE: usize = 200;
+/// A reply's fixed part (`offsetof(struct reply, recs)`) and one test's record.
+const REP_HEAD: usize = 136;
+const REC_SIZE: usize = 56;
+const MAX_BLOBS: usize = 64;
+/// Most tests in one request (one batch: one set of namespaces, one process per test).
+pub const MAX_TESTS: usize = 16;
+/// The test index of a descriptor every test of the batch gets.
+const ALL_TESTS: u8 = 0xff;
 /// The zygote's request buffer holds this much JSON after the header.
 const JSON_MAX: usize = 65536;
 
@@ -267,7 +273,7 @@ impl Zygote {
             }
         }
         let mut buf = vec![0u8; 1 << 16];
-        let mut space = nix::cmsg_space!([RawFd; 8]);
+        let mut space = nix::cmsg_space!([RawFd; 3 * MAX_TESTS]);
         let (n, raw) = {
             let mut iov = [std::io::IoSliceMut::new(&mut buf)];
             let msg = socket::recvmsg::<()>(
@@ -299,9 +305,13 @@ impl Zygote {
         Ok((buf, fds))
     }
 
-    /// Runs one request. `Err` means the zygote is broken and must be replaced; the run's own
-    /// failures (crash, timeout, limits) are an `Ok` output.
-    pub fn run(&mut self, req: &Request, keep_result: bool) -> Result<SlotOutput, String> {
+    /// Runs a batch: the tests of one job, in one set of namespaces, one process per test.
+    /// `Err` means the zygote is broken and must be replaced; a test's own failures (crash,
+    /// timeout, limits) are an `Ok` output.
+    pub fn run(&mut self, reqs: &[Request], keep_result: bool) -> Result<Vec<SlotOutput>, String> {
+        let Some(req) = reqs.first() else {
+            return Ok(Vec::new());
+        };
         self.settle();
         let oom_before = match self.oom_seen {
             Some(n) => n,
@@ -310,88 +320,52 @@ impl Zygote {
         if let Some(g) = &mut self.group {
             // The zygote's own pages are charged here too; the run gets its limit on top.
             g.set_memory_limit(self.baseline + req.memory_bytes + (16 << 20))?;
-            g.set_pids_limit(req.processes + 4);
+            // The test's processes, the batch's PID 1, and the zygote's two.
+            g.set_pids_limit(req.processes + 5);
         }
-        let (bytes, fds) = encode_request(req)?;
+        let (bytes, fds) = encode_request(reqs)?;
         self.send(&bytes, &fds)?;
-        let deadline =
-            Instant::now() + Duration::from_millis(req.wall_ms) + Duration::from_secs(10);
+        let budget = reqs.iter().map(|r| r.wall_ms + 2_000).sum::<u64>();
+        let deadline = Instant::now() + Duration::from_millis(budget) + Duration::from_secs(10);
         let (reply, out) = self.recv(deadline)?;
         let rep = Reply::decode(&reply)?;
         let oom_after = self.group.as_ref().map_or(0, SlotGroup::oom_kills);
         self.oom_seen = Some(oom_after);
         let oom = oom_after > oom_before;
-        if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
-            eprintln!(
-                "OOM in slot: mode {} usage {:?} baseline {} limit {} end {} code {}",
-                req.header["mode"],
-                self.group.as_ref().and_then(SlotGroup::memory_usage),
-                self.baseline,
-                req.memory_bytes,
-                rep.end,
-                rep.code
-            );
-        }
         if rep.end == END_ERROR {
             return Err(format!("zygote error: {}", rep.message));
         }
-        let Ok([out_fd, err_fd, res_fd]) = <[OwnedFd; 3]>::try_from(out) else {
-            return Err("zygote error: a reply without its three descriptors".into());
-        };
-        let stdout = read_memfd(&fs::File::from(out_fd), req.output_bytes + 1, false);
-        let stderr = read_memfd(&fs::File::from(err_fd), 4096, true);
-        let result_cap = req.output_bytes.max(64 << 20) + 1;
-        let (result, result_fd) = if keep_result {
-            (None, Some(res_fd))
-        } else {
-            let r = read_memfd(&fs::File::from(res_fd), result_cap, false);
-            ((!r.is_empty()).then_some(r), None)
-        };
-        let stdout_size = rep.stdout_size;
-        // stderr shares the file-size cap; a run that fills it flooded its output too.
-        let stderr_full = rep.stderr_size
-            >= req.header["limits"]["file_bytes"]
-                .as_u64()
-                .unwrap_or(u64::MAX);
-        let signal = rep.code;
-        let cpu_ms = rep.cpu_us as f64 / 1000.0;
-        let end = match rep.end {
-            // A run that filled its output cap hit the output limit, whatever happened next
-            // (a program that ignores write errors spins until its time runs out).
-            END_EXITED | END_SIGNALED if stdout_size >= req.output_bytes || stderr_full => {
-                RunEnd::OutputLimit
+        if rep.recs.len() != reqs.len() || out.len() != 3 * reqs.len() {
+            return Err(format!(
+                "zygote error: a reply with {} records and {} descriptors for {} tests",
+                rep.recs.len(),
+                out.len(),
+                reqs.len()
+            ));
+        }
+        let mut out = out.into_iter();
+        let mut outputs = Vec::with_capacity(reqs.len());
+        for (req, rec) in reqs.iter().zip(&rep.recs) {
+            let (Some(out_fd), Some(err_fd), Some(res_fd)) = (out.next(), out.next(), out.next())
+            else {
+                unreachable!("three descriptors per test, checked above")
+            };
+            if oom && std::env::var_os("REFEREE_SANDBOX_TRACE").is_some() {
+                eprintln!(
+                    "OOM in slot: mode {} baseline {} limit {} end {} code {}",
+                    req.header["mode"], self.baseline, req.memory_bytes, rec.end, rec.code
+                );
             }
-            _ if rep.timed_out => RunEnd::Timeout,
-            END_EXITED => RunEnd::Exited(rep.code),
-            END_SIGNALED => {
-                if signal == libc::SIGXCPU
-                    || (signal == libc::SIGKILL
-                        && cpu_ms >= req.header["limits"]["cpu_ms"].as_f64().unwrap_or(f64::MAX))
-                {
-                    RunEnd::Timeout
-                } else if signal == libc::SIGXFSZ || stdout_size >= req.output_bytes {
-                    RunEnd::OutputLimit
-                } else if oom && signal == libc::SIGKILL {
-                    RunEnd::MemoryLimit
-                } else {
-                    RunEnd::Signaled(signal)
-                }
-            }
-            END_SETUP_FAILED => RunEnd::SetupFailed(String::from_utf8_lossy(&stderr).into()),
-            other => return Err(format!("zygote error: unknown end {other}")),
-        };
-        let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
-        Ok(SlotOutput {
-            out: RunOutput {
-                end,
-                stdout,
-                stderr_tail,
-                result,
-                cpu_ms,
-                wall_ms: rep.wall_us as f64 / 1000.0,
-            },
-            result_fd,
-        })
+            outputs.push(test_output(
+                req,
+                rec,
+                oom,
+                &rep.message,
+                [out_fd, err_fd, res_fd],
+                keep_result,
+            )?);
+        }
+        Ok(outputs)
     }
 
     /// Waits (briefly) for memory a finished run still holds to be freed: the kernel frees a dead
@@ -436,9 +410,84 @@ const END_EXITED: u32 = 1;
 const END_SIGNALED: u32 = 2;
 const END_SETUP_FAILED: u32 = 3;
 const END_ERROR: u32 = 4;
+const END_NOT_RUN: u32 = 5;
 
-/// A run's reply (`struct reply` in native.c).
+/// One test's output from its record and descriptors. `oom`: the slot's group saw an OOM kill
+/// during the batch (a test killed by SIGKILL that did not run out of time was that kill).
+fn test_output(
+    req: &Request,
+    rec: &Rec,
+    oom: bool,
+    message: &str,
+    [out_fd, err_fd, res_fd]: [OwnedFd; 3],
+    keep_result: bool,
+) -> Result<SlotOutput, String> {
+    let stdout = read_memfd(&fs::File::from(out_fd), req.output_bytes + 1, false);
+    let stderr = read_memfd(&fs::File::from(err_fd), 4096, true);
+    let result_cap = req.output_bytes.max(64 << 20) + 1;
+    let (result, result_fd) = if keep_result {
+        (None, Some(res_fd))
+    } else {
+        let r = read_memfd(&fs::File::from(res_fd), result_cap, false);
+        ((!r.is_empty()).then_some(r), None)
+    };
+    let stdout_size = rec.stdout_size;
+    // stderr shares the file-size cap; a run that fills it flooded its output too.
+    let stderr_full = rec.stderr_size
+        >= req.header["limits"]["file_bytes"]
+            .as_u64()
+            .unwrap_or(u64::MAX);
+    let signal = rec.code;
+    let cpu_ms = rec.cpu_us as f64 / 1000.0;
+    let end = match rec.end {
+        // A run that filled its output cap hit the output limit, whatever happened next
+        // (a program that ignores write errors spins until its time runs out).
+        END_EXITED | END_SIGNALED if stdout_size >= req.output_bytes || stderr_full => {
+            RunEnd::OutputLimit
+        }
+        _ if rec.timed_out => RunEnd::Timeout,
+        END_EXITED => RunEnd::Exited(rec.code),
+        END_SIGNALED => {
+            if signal == libc::SIGXCPU
+                || (signal == libc::SIGKILL
+                    && cpu_ms >= req.header["limits"]["cpu_ms"].as_f64().unwrap_or(f64::MAX))
+            {
+                RunEnd::Timeout
+            } else if signal == libc::SIGXFSZ || stdout_size >= req.output_bytes {
+                RunEnd::OutputLimit
+            } else if oom && signal == libc::SIGKILL {
+                RunEnd::MemoryLimit
+            } else {
+                RunEnd::Signaled(signal)
+            }
+        }
+        END_SETUP_FAILED => RunEnd::SetupFailed(String::from_utf8_lossy(&stderr).into()),
+        END_NOT_RUN => RunEnd::SetupFailed(format!("sandbox failure: {message}")),
+        other => return Err(format!("zygote error: unknown end {other}")),
+    };
+    let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
+    Ok(SlotOutput {
+        out: RunOutput {
+            end,
+            stdout,
+            stderr_tail,
+            result,
+            cpu_ms,
+            wall_ms: rec.wall_us as f64 / 1000.0,
+        },
+        result_fd,
+    })
+}
+
+/// The zygote's reply (`struct reply` in native.c): a batch's end and one record per test.
 struct Reply {
+    end: u32,
+    message: String,
+    recs: Vec<Rec>,
+}
+
+/// One test's end (`struct test_rec`).
+struct Rec {
     end: u32,
     code: i32,
     timed_out: bool,
@@ -446,25 +495,37 @@ struct Reply {
     cpu_us: u64,
     stdout_size: u64,
     stderr_size: u64,
-    message: String,
 }
 
 impl Reply {
     fn decode(b: &[u8]) -> Result<Reply, String> {
-        if b.len() != REP_SIZE || u32_at(b, 0) != REP_MAGIC {
+        if b.len() < REP_HEAD || u32_at(b, 0) != REP_MAGIC {
             return Err(format!("zygote reply: {} bytes, not a reply", b.len()));
         }
-        let msg = &b[56..REP_SIZE];
+        let n = u32_at(b, 8) as usize;
+        if n > MAX_TESTS || b.len() != REP_HEAD + n * REC_SIZE {
+            return Err(format!("zygote reply: {} bytes for {n} tests", b.len()));
+        }
+        let msg = &b[16..REP_HEAD];
         let msg = &msg[..msg.iter().position(|&c| c == 0).unwrap_or(msg.len())];
+        let recs = (0..n)
+            .map(|k| {
+                let r = &b[REP_HEAD + k * REC_SIZE..REP_HEAD + (k + 1) * REC_SIZE];
+                Rec {
+                    end: u32_at(r, 0),
+                    code: u32_at(r, 4) as i32,
+                    timed_out: u32_at(r, 8) != 0,
+                    wall_us: u64_at(r, 16),
+                    cpu_us: u64_at(r, 24),
+                    stdout_size: u64_at(r, 40),
+                    stderr_size: u64_at(r, 48),
+                }
+            })
+            .collect();
         Ok(Reply {
             end: u32_at(b, 4),
-            code: u32_at(b, 8) as i32,
-            timed_out: u32_at(b, 12) != 0,
-            wall_us: u64_at(b, 16),
-            cpu_us: u64_at(b, 24),
-            stdout_size: u64_at(b, 40),
-            stderr_size: u64_at(b, 48),
             message: String::from_utf8_lossy(msg).into_owned(),
+            recs,
         })
     }
 }
@@ -499,20 +560,53 @@ fn blob_target(name: &str) -> Option<u8> {
     })
 }
 
-/// The request as native.c reads it: the fixed header, then the JSON fields only the run's
-/// Python needs (entry point, check, compiler argv), and the descriptors in header order.
-fn encode_request(req: &Request) -> Result<(Vec<u8>, Vec<RawFd>), String> {
+/// A batch as native.c reads it: the fixed header, then the JSON fields only the tests' Python
+/// needs (entry point, check, compiler argv), and the descriptors in header order. The tests of
+/// a batch share their mode, limits and JSON; a descriptor every test holds (the same `Arc`:
+/// the code, a binary) is sent once, for all of them.
+fn encode_request(reqs: &[Request]) -> Result<(Vec<u8>, Vec<RawFd>), String> {
+    let Some(req) = reqs.first() else {
+        return Err("an empty batch".into());
+    };
+    if reqs.len() > MAX_TESTS {
+        return Err("too many tests for one batch".into());
+    }
     let h = &req.header;
     let mode = h["mode"]
         .as_str()
         .and_then(mode_number)
         .ok_or_else(|| format!("unknown mode {}", h["mode"]))?;
-    if req.blobs.len() > MAX_BLOBS {
-        return Err("too many inputs for one run".into());
+    if reqs.iter().any(|r| r.header != *h) {
+        return Err("the tests of a batch differ in mode, limits or options".into());
     }
     let mut targets = [0u8; MAX_BLOBS];
-    for (i, (name, _)) in req.blobs.iter().enumerate() {
+    let mut tests = [0u8; MAX_BLOBS];
+    let mut fds = Vec::new();
+    let shared = |f: &Arc<OwnedFd>| {
+        reqs.iter()
+            .all(|r| r.blobs.iter().any(|(_, g)| Arc::ptr_eq(f, g)))
+    };
+    let mut put = |name: &str, fd: &Arc<OwnedFd>, test: u8| -> Result<(), String> {
+        let i = fds.len();
+        if i == MAX_BLOBS {
+            return Err("too many inputs for one batch".into());
+        }
         targets[i] = blob_target(name).ok_or_else(|| format!("unknown input {name}"))?;
+        tests[i] = test;
+        fds.push(fd.as_raw_fd());
+        Ok(())
+    };
+    for (name, fd) in &req.blobs {
+        if reqs.len() > 1 && shared(fd) {
+            put(name, fd, ALL_TESTS)?;
+        }
+    }
+    for (k, r) in reqs.iter().enumerate() {
+        for (name, fd) in &r.blobs {
+            if reqs.len() == 1 || !shared(fd) {
+                put(name, fd, k as u8)?;
+            }
+        }
     }
     // stdin is /dev/null when the run has none; the assert harness reads fd 6 (setup) always.
     let null_fds: u16 = 1 | if mode == 3 { 1 << 6 } else { 0 };
@@ -532,11 +626,9 @@ fn encode_request(req: &Request) -> Result<(Vec<u8>, Vec<RawFd>), String> {
     }
     let mut b = Vec::with_capacity(REQ_SIZE + json.len());
     b.extend_from_slice(&REQ_MAGIC.to_ne_bytes());
-    b.push(mode);
-    b.push(req.blobs.len() as u8);
-    b.extend_from_slice(&targets);
+    b.extend_from_slice(&[mode, fds.len() as u8, reqs.len() as u8, 0]);
     b.extend_from_slice(&null_fds.to_ne_bytes());
-    b.extend_from_slice(&0u16.to_ne_bytes());
+    b.extend_from_slice(&[0u8; 6]);
     for k in [
         "wall_ms",
         "cpu_ms",
@@ -549,9 +641,10 @@ fn encode_request(req: &Request) -> Result<(Vec<u8>, Vec<RawFd>), String> {
     }
     b.extend_from_slice(&(json.len() as u32).to_ne_bytes());
     b.extend_from_slice(&0u32.to_ne_bytes());
+    b.extend_from_slice(&targets);
+    b.extend_from_slice(&tests);
     debug_assert_eq!(b.len(), REQ_SIZE);
     b.extend_from_slice(&json);
-    let fds = req.blobs.iter().map(|(_, f)| f.as_raw_fd()).collect();
     Ok((b, fds))
 }
 
@@ -708,12 +801,13 @@ mod tests {
             json!({"mode": "call", "entry_point": "f", "check": null, "limits": limits}),
             &["code", "args"],
         );
-        let (b, fds) = encode_request(&req).unwrap();
+        let (b, fds) = encode_request(std::slice::from_ref(&req)).unwrap();
         assert_eq!(fds.len(), 2);
         assert_eq!(u32_at(&b, 0), REQ_MAGIC);
-        assert_eq!((b[4], b[5]), (2, 2)); // mode "call", two descriptors
-        assert_eq!(&b[6..12], &[7, 8, 0, 0, 0, 0]); // code at fd 7, args at 8
-        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1); // stdin from /dev/null
+        assert_eq!((b[4], b[5], b[6]), (2, 2, 1)); // mode "call", two descriptors, one test
+        assert_eq!(&b[72..76], &[7, 8, 0, 0]); // code at fd 7, args at 8
+        assert_eq!(&b[136..138], &[0, 0]); // both for test 0
+        assert_eq!(u16::from_ne_bytes([b[8], b[9]]), 1); // stdin from /dev/null
         let limit = |i: usize| u64_at(&b, 16 + 8 * i);
         assert_eq!(
             (0..6).map(limit).collect::<Vec<_>>(),
@@ -725,46 +819,69 @@ mod tests {
         assert_eq!(rest, json!({"entry_point": "f"})); // nulls, mode and limits stay out
 
         // Stdio runs carry no JSON at all; assert runs get /dev/null at fd 6 without setup code.
-        let (b, _) = encode_request(&request(
-            json!({"mode": "stdio", "limits": limits}),
-            &["code", "stdin"],
-        ))
-        .unwrap();
-        assert_eq!((b.len(), &b[6..8]), (REQ_SIZE, &[7u8, 0][..]));
-        let (b, _) = encode_request(&request(
+        let stdio = |code: &Arc<OwnedFd>| {
+            let mut r = request(json!({"mode": "stdio", "limits": limits}), &["stdin"]);
+            r.blobs.insert(0, ("code", code.clone()));
+            r
+        };
+        let code = Arc::new(sealed_memfd(b"x").unwrap());
+        let (b, fds) = encode_request(&[stdio(&code)]).unwrap();
+        assert_eq!(
+            (b.len(), fds.len(), &b[72..74]),
+            (REQ_SIZE, 2, &[7u8, 0][..])
+        );
+        // A batch: the code once for every test, each test's stdin its own.
+        let (b, fds) = encode_request(&[stdio(&code), stdio(&code), stdio(&code)]).unwrap();
+        assert_eq!((b[5], b[6], fds.len()), (4, 3, 4));
+        assert_eq!(&b[72..76], &[7, 0, 0, 0]);
+        assert_eq!(&b[136..140], &[ALL_TESTS, 0, 1, 2]);
+        let (b, _) = encode_request(&[request(
             json!({"mode": "assert", "limits": limits}),
             &["code", "test"],
-        ))
+        )])
         .unwrap();
-        assert_eq!(u16::from_ne_bytes([b[12], b[13]]), 1 | 1 << 6);
+        assert_eq!(u16::from_ne_bytes([b[8], b[9]]), 1 | 1 << 6);
 
-        assert!(encode_request(&request(json!({"mode": "shell", "limits": limits}), &[])).is_err());
-        assert!(encode_request(&request(
+        // Tests of one batch must agree on everything but their inputs.
+        let other = request(
+            json!({"mode": "stdio", "limits": {"wall_ms": 1}}),
+            &["stdin"],
+        );
+        assert!(encode_request(&[stdio(&code), other]).is_err());
+        assert!(encode_request(&[]).is_err());
+        assert!(
+            encode_request(&[request(json!({"mode": "shell", "limits": limits}), &[])]).is_err()
+        );
+        assert!(encode_request(&[request(
             json!({"mode": "stdio", "limits": limits}),
             &["env"]
-        ))
+        )])
         .is_err());
     }
 
     #[test]
     fn reply_decoding() {
-        let mut b = vec![0u8; REP_SIZE];
+        let mut b = vec![0u8; REP_HEAD + 2 * REC_SIZE];
         b[0..4].copy_from_slice(&REP_MAGIC.to_ne_bytes());
-        b[4..8].copy_from_slice(&END_SIGNALED.to_ne_bytes());
-        b[8..12].copy_from_slice(&9i32.to_ne_bytes());
-        b[12..16].copy_from_slice(&1u32.to_ne_bytes());
+        b[8..12].copy_from_slice(&2u32.to_ne_bytes());
+        b[16..21].copy_from_slice(b"hello");
+        let r1 = REP_HEAD + REC_SIZE;
+        b[r1..r1 + 4].copy_from_slice(&END_SIGNALED.to_ne_bytes());
+        b[r1 + 4..r1 + 8].copy_from_slice(&9i32.to_ne_bytes());
+        b[r1 + 8..r1 + 12].copy_from_slice(&1u32.to_ne_bytes());
         for (i, v) in [1234u64, 567, 89, 10, 11].iter().enumerate() {
-            b[16 + 8 * i..24 + 8 * i].copy_from_slice(&v.to_ne_bytes());
+            b[r1 + 16 + 8 * i..r1 + 24 + 8 * i].copy_from_slice(&v.to_ne_bytes());
         }
-        b[56..61].copy_from_slice(b"hello");
         let r = Reply::decode(&b).unwrap();
-        assert_eq!((r.end, r.code, r.timed_out), (END_SIGNALED, 9, true));
+        assert_eq!((r.end, r.message.as_str(), r.recs.len()), (0, "hello", 2));
+        let t = &r.recs[1];
+        assert_eq!((t.end, t.code, t.timed_out), (END_SIGNALED, 9, true));
         assert_eq!(
-            (r.wall_us, r.cpu_us, r.stdout_size, r.stderr_size),
+            (t.wall_us, t.cpu_us, t.stdout_size, t.stderr_size),
             (1234, 567, 10, 11)
         );
-        assert_eq!(r.message, "hello");
         assert!(Reply::decode(&b[..100]).is_err());
+        assert!(Reply::decode(&b[..REP_HEAD + REC_SIZE]).is_err()); // one record short
         b[0] ^= 1;
         assert!(Reply::decode(&b).is_err());
     }

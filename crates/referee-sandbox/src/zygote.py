@@ -5,13 +5,17 @@
 # root, becomes PID 1 of its own PID namespace, pre-imports common modules, then serves requests.
 #
 # Requests are served by native code (native.c, a shared object the parent sends at start as a
-# sealed memfd): per request it clones G straight into new PID, mount, IPC and UTS namespaces.
-# G is PID 1 of the run's namespace: still in C, it mounts a fresh /proc, a private tmpfs at /tmp
-# (the working directory) and /dev/shm, drops to uid 1000 (no capabilities), sets hard rlimits,
-# no_new_privs and the seccomp filter, and only then returns into Python here (`run_child`),
-# which reads the run's inputs, reports "setup done" and runs the harness. When G dies the
-# kernel kills everything left in its PID namespace. The zygote itself never returns to Python
-# while serving: the pages of its heap stay shared with every run and are never copied.
+# sealed memfd). A request is a batch: up to 16 tests of one job (one sample's code). Per batch
+# the zygote clones B straight into new PID, mount, IPC and UTS namespaces. B is PID 1 of the
+# batch's namespace: still in C, it mounts a fresh /proc, a private tmpfs at /tmp (the working
+# directory) and /dev/shm, drops to uid 1000 (no capabilities), sets hard rlimits, no_new_privs
+# and the seccomp filter, returns into Python once to compile the job's code (`precompile`),
+# and then forks one process per test, each with only its own descriptors, its own CPU limit
+# and OOM score; between two tests B kills every process left in the namespace. A test's
+# process returns into Python here (`run_child`), which reads its inputs, reports "setup done"
+# and runs the harness. A batch of one test skips B: the test is PID 1 itself. When PID 1 dies
+# the kernel kills everything left in its PID namespace. The zygote itself never returns to
+# Python while serving: the pages of its heap stay shared with every run and are never copied.
 #
 # Verdicts are never computed here: the child returns raw stdout/stderr/exit status and, for
 # call tests, a JSON value; the Rust parent compares. Expected outputs never enter the sandbox.
@@ -151,6 +155,7 @@ def main():
         # Loaded from the memfd before the root changes; the mapping outlives the descriptor.
         NATIVE = ctypes.CDLL("/proc/self/fd/%d" % fds[0])
         NATIVE.referee_serve.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+        NATIVE.referee_batch.argtypes = [ctypes.c_void_p]
         NATIVE.referee_add_filter.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     except Exception as e:
         send({"ready": False, "error": "loading the native loop: %s" % e})
@@ -221,6 +226,13 @@ def main():
     mode = NATIVE.referee_serve(PROTO.fileno(), RUN_UID, ctypes.byref(info))
     if mode < 0:
         os._exit(0)  # the parent has gone
+    if info.leader:
+        # B, the batch's init, locked down like its tests: compile the job's code once, so
+        # that every test forked next inherits the code object instead of compiling it.
+        precompile(mode, info.code_fd)
+        mode = NATIVE.referee_batch(ctypes.byref(info))
+        if mode < 0:
+            os._exit(112)
     run_child(mode, info)
 
 
@@ -228,7 +240,27 @@ NATIVE = None
 
 
 class ChildInfo(ctypes.Structure):
-    _fields_ = [("json", ctypes.c_void_p), ("json_len", ctypes.c_size_t)]
+    _fields_ = [("json", ctypes.c_void_p), ("json_len", ctypes.c_size_t),
+                ("leader", ctypes.c_int32), ("code_fd", ctypes.c_int32)]
+
+
+PRECOMPILED = None  # (source, file name, code object): the batch's code, compiled by B
+PRECOMPILE_MAX = 1 << 20  # bigger sources are compiled by each test, within its own limits
+
+
+def precompile(mode, fd):
+    """In B: the batch's code, compiled once (a failure is left for each test to report)."""
+    global PRECOMPILED
+    if fd < 0 or MODES.get(mode) not in ("stdio", "call", "assert", "grade"):
+        return
+    try:
+        if os.fstat(fd).st_size > PRECOMPILE_MAX:
+            return
+        src = read_fd(fd)
+        name = "grader.py" if MODES[mode] == "grade" else "solution.py"
+        PRECOMPILED = (src, name, compile(src, name, "exec"))
+    except BaseException:
+        PRECOMPILED = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -71,6 +71,8 @@ fn a_run_is_alone_unprivileged_and_offline() {
     let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
     assert_eq!(f["uid"], 1000);
     assert_eq!(f["gid"], 1000);
+    // A job of one test runs as PID 1 of its own namespaces (a batch of several tests has an
+    // init that forks each: see the next test).
     assert_eq!(f["pid"], 1, "the run is PID 1 of its own namespace");
     assert_eq!(
         f["pids_visible"],
@@ -136,5 +138,82 @@ fn a_run_is_alone_unprivileged_and_offline() {
             etc_allowed.contains(&n),
             "/etc/{n} is visible in the sandbox"
         );
+    }
+}
+
+/// What one test of a batch might do to its batch's init (B, PID 1) and to the tests after it.
+const SABOTEUR: &str = r#"
+import os, sys, json, signal, errno, time
+def err(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+step = sys.stdin.read().strip()
+if step == "attack":
+    facts = {
+        "read_mem_1": err(lambda: open("/proc/1/mem", "rb").read(1)),
+        "list_fd_1": err(lambda: os.listdir("/proc/1/fd")),
+        "environ_1": err(lambda: open("/proc/1/environ", "rb").read()),
+    }
+    for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP, signal.SIGSEGV):
+        try:
+            os.kill(1, sig)
+        except OSError:
+            pass
+    # A daemon that would outlive this test and spoil the next ones.
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            try:
+                os.kill(1, signal.SIGKILL)
+            except OSError:
+                pass
+            time.sleep(0.01)
+    with open("/tmp/left-behind", "w") as f:
+        f.write("x")
+    time.sleep(0.2)
+    print(json.dumps(facts))
+else:
+    print(json.dumps({"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+                      "files": sorted(os.listdir("/tmp"))}))
+"#;
+
+#[test]
+fn a_test_cannot_reach_its_batch_or_outlive_itself() {
+    // One slot: the three runs are one batch, run one after another under the same init.
+    let pool = Pool::start(&Config {
+        slots: 1,
+        ..Config::default()
+    })
+    .unwrap_or_else(|e| panic!("the sandbox cannot start on this machine: {e}"));
+    let run = |s: &str| Run::Stdio {
+        stdin: Arc::from(s.as_bytes()),
+    };
+    let job = Job {
+        language: "python".into(),
+        source: SABOTEUR.into(),
+        runs: vec![run("attack"), run("look"), run("look")],
+        limits: Limits::default(),
+    };
+    let outs = futures::executor::block_on(pool.execute(job)).expect("job ran");
+    for o in &outs {
+        assert_eq!(o.end, RunEnd::Exited(0), "{}", o.stderr_tail);
+    }
+    let f: Value = serde_json::from_slice(&outs[0].stdout).unwrap();
+    // The init (native.c's B) is not dumpable, so hidepid=2 hides it from the tests.
+    for k in ["read_mem_1", "list_fd_1", "environ_1"] {
+        assert_eq!(f[k], "ENOENT", "{k}: the init is not even visible");
+    }
+    for o in &outs[1..] {
+        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
+        // The daemon is gone and the init survived every signal: the next test ran, and is
+        // the only process it can see.
+        assert_eq!(f["pids"].as_array().unwrap().len(), 1, "{f}");
+        // The working directory is the batch's: a file a test leaves is seen by the next test
+        // of the same job (never by another job's), and cannot change a verdict, which is
+        // computed outside from each test's own output.
+        assert_eq!(f["files"], serde_json::json!([".shm", "left-behind"]));
     }
 }
