@@ -86,7 +86,7 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         (None, Some(f)) => (Reference::Label(f.clone()), format!("label:{f}")),
         (None, None) => unreachable!("checked above"),
     };
-    let rows = referee_core::audit::read_rows(&read_data(&data)?);
+    let rows = read_data(&data)?;
     let opts = CompareOptions {
         threshold: args.threshold,
         mapping: args.mapping.mapping(),

@@ -5,6 +5,7 @@ use crate::{load_spec, JudgeArgs, JudgeUse, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC,
 use anyhow::{Context, Result};
 use referee_core::audit::eval::{evaluate, EvalFormat, EvalOptions, EvalReport};
 use referee_core::audit::stats::Bootstrap;
+use referee_core::audit::Row;
 use referee_core::input::InputMapping;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct EvalArgs {
     /// The grader spec (YAML or JSON).
     spec: PathBuf,
-    /// The data: JSON Lines or a JSON array of rows (`-` for stdin).
+    /// The data: JSON Lines, a JSON array of rows, or Parquet (`.parquet`); `-` for stdin.
     data: PathBuf,
     /// The data's format; `auto` looks at `--gold`, `--correct` and the first row.
     #[arg(long, default_value = "auto")]
@@ -60,14 +61,35 @@ pub struct EvalArgs {
     judge: JudgeArgs,
 }
 
-/// Reads a data file (or stdin for `-`).
-pub fn read_data(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
+/// Reads a data file's rows: Parquet when it ends in `.parquet` (RewardBench's files on the
+/// Hugging Face Hub are Parquet), else JSON Lines or a JSON array (`-`: stdin).
+pub fn read_data(path: &Path) -> Result<Vec<Row>> {
+    use referee_core::io::parquet::{is_parquet_path, RowReader};
+    if path != Path::new("-") && is_parquet_path(path) {
+        let mut reader = RowReader::open(path, 8192)
+            .with_context(|| format!("cannot read Parquet data {}", path.display()))?;
+        let mut rows: Vec<Row> = Vec::new();
+        while let Some(batch) = reader
+            .read_rows()
+            .with_context(|| format!("cannot read Parquet data {}", path.display()))?
+        {
+            for v in batch {
+                // `line` is the row's number in the file.
+                let line = rows.len() + 1;
+                rows.push(Row { line, value: Ok(v) });
+            }
+        }
+        return Ok(rows);
+    }
+    let text = if path == Path::new("-") {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
-        return Ok(s);
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read data {}", path.display()))
+        s
+    } else {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read data {}", path.display()))?
+    };
+    Ok(referee_core::audit::read_rows(&text))
 }
 
 /// Writes a report: to `output` with the table on stdout, or JSON on stdout and the table on
@@ -108,7 +130,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let Some(program) = load_spec(&args.spec, &args.judge, &using)? else {
         return Ok(EXIT_SPEC);
     };
-    let rows = referee_core::audit::read_rows(&read_data(&args.data)?);
+    let rows = read_data(&args.data)?;
     let opts = EvalOptions {
         format: args.format,
         gold: args.gold,

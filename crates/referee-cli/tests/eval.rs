@@ -440,3 +440,21 @@ fn compare_per_subset() {
         json!({"tp": 1, "fp": 1, "fn": 0, "tn": 0})
     );
 }
+
+#[test]
+fn parquet_data_gives_the_same_report() {
+    // RewardBench's files on the Hub are Parquet: the same rows, written as Parquet, must give
+    // the same numbers as the JSON Lines file.
+    let text = std::fs::read_to_string(root().join("fixtures/eval/rewardbench.jsonl")).unwrap();
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dir = std::env::temp_dir().join(format!("referee-eval-pq-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rewardbench.parquet");
+    referee_core::io::parquet::write_rows(std::fs::File::create(&path).unwrap(), &rows).unwrap();
+    let from_parquet = report(&["eval", "fixtures/eval/math.yaml", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(from_parquet, eval("fixtures/eval/rewardbench.jsonl", &[]));
+}
