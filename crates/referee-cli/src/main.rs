@@ -1,6 +1,8 @@
 //! `referee`: the command-line shell. Parses arguments, reads and writes files, and calls the
 //! core; it holds no scoring logic (DESIGN.md §4).
 
+mod compare;
+mod eval;
 mod report;
 mod fuzz;
 mod score;
@@ -17,6 +19,7 @@ use std::process::ExitCode;
 /// Exit codes, documented in the README.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_SPEC: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_IO: u8 = 3;
 pub const EXIT_ROW_ERRORS: u8 = 4;
 
@@ -165,6 +168,12 @@ enum Cmd {
     },
     /// Print the JSON Schema of the spec language.
     Schema,
+    /// Evaluate a spec on benchmark data: RewardBench v1/v2 accuracy, agreement with gold
+    /// scores, best-of-N selection accuracy; a JSON report and a table.
+    Eval(eval::EvalArgs),
+    /// Compare a spec with another spec or a label column: confusion matrix, error rates and
+    /// the disagreeing samples.
+    Compare(compare::CompareArgs),
     /// Write one self-contained HTML report (no network, no external assets) from `referee
     /// score` results (JSONL or Parquet, with or without `--explain`) or from the JSON output
     /// of `referee eval`, `fuzz` or `compare`.
@@ -421,6 +430,8 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Cmd::List { type_name } => Ok(list(type_name.as_deref())),
+        Cmd::Eval(args) => eval::run(args),
+        Cmd::Compare(args) => compare::run(&args),
         Cmd::Serve {
             host,
             port,
