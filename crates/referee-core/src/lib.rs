@@ -10,6 +10,7 @@ pub mod input;
 pub mod judge;
 pub mod node;
 pub mod outcome;
+pub mod parts;
 pub mod program;
 pub mod registry;
 pub mod sample;
