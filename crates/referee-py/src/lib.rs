@@ -196,7 +196,7 @@ impl PyResult_ {
         format!(
             "Result(reward={}, status={:?}{reason}, components={comps})",
             self.reward
-                .map_or_else(|| "None".to_string(), |r| format!("{r}")),
+                .map_or_else(|| "None".to_string(), |r| format!("{r:?}")),
             self.status
         )
     }
@@ -371,23 +371,17 @@ impl PyProgram {
 
     /// The top-level parts (`referee_core::parts`): `(name, weight, Program | errors)` each,
     /// for trainers that combine rewards themselves.
-    fn parts(&self, py: Python<'_>) -> PyResult<Vec<(String, f64, Py<PyAny>)>> {
-        let parts = referee_core::parts::top_level_parts(&self.spec);
+    fn parts(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, f64, Py<PyAny>)>> {
+        let py = slf.py();
+        let this = slf.get();
+        let parts = referee_core::parts::top_level_parts(&this.spec);
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
             // A one-part split is this program: no second compile.
-            let prog = if p.spec == *self.spec {
-                Py::new(
-                    py,
-                    PyProgram {
-                        program: self.program.clone(),
-                        spec: self.spec.clone(),
-                        opts: self.opts.clone(),
-                    },
-                )?
-                .into_any()
+            let prog = if p.spec == *this.spec {
+                slf.clone().into_any().unbind()
             } else {
-                let opts = self.opts.clone();
+                let opts = this.opts.clone();
                 let spec = p.spec.clone();
                 match py.detach(move || compile_value(&spec, &opts)) {
                     Ok(prog) => Py::new(
@@ -395,7 +389,7 @@ impl PyProgram {
                         PyProgram {
                             program: Arc::new(prog),
                             spec: Arc::new(p.spec),
-                            opts: self.opts.clone(),
+                            opts: this.opts.clone(),
                         },
                     )?
                     .into_any(),
