@@ -3,7 +3,11 @@
     import ray, referee.ray
     ds = ray.data.read_parquet("rollouts.parquet")
     scored = ds.map_batches(referee.ray.Scorer, fn_constructor_args=("spec.yaml",),
-                            batch_format="pyarrow", concurrency=4)
+                            batch_format="pyarrow", concurrency=4, num_cpus=0.5)
+
+Set ``ray.data.DataContext.get_current().execution_options.preserve_order = True`` to get rows
+back in input order. On a small cluster give the scorers a fraction of a CPU (``num_cpus=0.5``):
+actors holding every CPU leave none for the read tasks and the pipeline stalls.
 
 ``Scorer(spec, *, format="auto", id_field=None, group_field=None, response_field=None,
 judge=None, judge_model=None, judge_cache=None)`` is a callable class: Ray builds one per worker

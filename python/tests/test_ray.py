@@ -47,7 +47,7 @@ def test_scores_a_parquet_file_on_a_local_cluster(cluster, tmp_path: Path, specs
     ds = ray.data.read_parquet(str(src)).repartition(8)
     scored = ds.map_batches(
         referee.ray.Scorer, fn_constructor_args=(spec,), fn_constructor_kwargs={"format": "trl"},
-        batch_format="pyarrow", batch_size=100, concurrency=2,
+        batch_format="pyarrow", batch_size=100, concurrency=2, num_cpus=0.5,
     )
     out = scored.to_arrow_refs()
     table = pa.concat_tables(ray.get(out))
@@ -67,7 +67,7 @@ def test_scores_a_parquet_file_on_a_local_cluster(cluster, tmp_path: Path, specs
             return out.append_column("pid", pa.array([os.getpid()] * out.num_rows))
 
     t = ds.map_batches(Pid, fn_constructor_args=(spec,), fn_constructor_kwargs={"format": "trl"},
-                       batch_format="pyarrow", batch_size=100, concurrency=2)
+                       batch_format="pyarrow", batch_size=100, concurrency=2, num_cpus=0.5)
     pids = set(pa.concat_tables(ray.get(t.to_arrow_refs())).column("pid").to_pylist())
     assert len(pids) == 2
 
