@@ -48,4 +48,5 @@ status=${PIPESTATUS[0]}
 # often a crate's empty doc-test run).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+echo "== python package (scripts/test_py.sh)"; scripts/test_py.sh || status=$?
 exit "$status"
