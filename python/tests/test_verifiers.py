@@ -1,8 +1,9 @@
 """referee.verifiers: the legacy Rubric reward-function convention (parameters injected by name:
 prompt, completion, answer, info, state), compared with `referee score` on the same rollouts.
 
-The verifiers on PyPI (0.4, installed by scripts/test_py.sh when it installs) ships only the v1
-Task/Judge API, so these tests check the documented legacy convention, not a live vf.Rubric."""
+The verifiers on PyPI (0.4.0) installs here without torch but ships only its v1 Task/Judge API
+(no `vf.Rubric`), so scripts/test_py.sh does not install it and these tests check the documented
+legacy convention, not a live vf.Rubric."""
 
 from __future__ import annotations
 
