@@ -71,3 +71,18 @@ def test_prompt_is_stripped_from_the_query(specs: Path):
 def test_failures_are_flagged(specs: Path):
     out = reward_func(["\\boxed{1}"], [""], ["\\frac{"], spec=str(specs / "label.yaml"))
     assert list(out["rewards"]) == [0.0] and out["extra_logs"]["error"] == [1.0]
+
+
+def test_example_file_loads_as_openrlhf_loads_it(specs: Path, monkeypatch):
+    # OpenRLHF imports the `.py` given to --reward.remote_url by path and takes `reward_func`.
+    import importlib.util
+
+    from conftest import ROOT
+
+    monkeypatch.setenv("REFEREE_SPEC", str(specs / "label.yaml"))
+    spec = importlib.util.spec_from_file_location("reward_func", ROOT / "examples" / "openrlhf" / "reward_func.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    prompt = TEMPLATE.format(q="6*7?")
+    out = mod.reward_func([prompt + "\\boxed{42}<|im_end|>"], [prompt], ["42"])
+    assert list(out["rewards"]) == [1.0] and out["extra_logs"]["correct"] == [1.0]
