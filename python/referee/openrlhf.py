@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ._util import judge_opts, maybe_nan, program, spec_from
+from referee._util import judge_opts, maybe_nan, program, spec_from
 
 
 def rows(queries: Sequence[str], prompts: Optional[Sequence[str]], labels: Optional[Sequence[Any]]) -> list[dict]:

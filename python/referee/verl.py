@@ -23,11 +23,13 @@ filter on the flag, or give the spec an ``on_error:`` reward.
 
 from __future__ import annotations
 
+# Absolute imports: verl loads this file by path (custom_reward_function.path), outside the package.
+
 import asyncio
 from typing import Any, Optional
 
-from ._api import Result
-from ._util import judge_opts, maybe_nan, program, spec_from
+from referee._api import Result
+from referee._util import judge_opts, maybe_nan, program, spec_from
 
 _RESERVED = ("spec", "judge", "judge_model", "judge_cache")
 

@@ -87,3 +87,25 @@ def _same(a, b):
     def norm(d):
         return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
     return [norm(x) for x in a] == [norm(x) for x in b]
+
+
+def test_loaded_by_path_as_verl_loads_it(specs: Path):
+    # verl's get_custom_reward_fn: the file at custom_reward_function.path is imported as a
+    # standalone module, the function taken by name and bound to reward_kwargs.
+    import functools
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("custom_module", rv.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["custom_module"] = module
+    try:
+        spec.loader.exec_module(module)
+        fn = functools.partial(getattr(module, "compute_score"), spec=str(specs / "verl_math.yaml"))
+        assert fn(data_source="openai/gsm8k", solution_str="\\boxed{72}", ground_truth="72",
+                  extra_info={"index": 0})["score"] == 1.0
+        batch = functools.partial(getattr(module, "compute_score_batch"), spec=str(specs / "verl_math.yaml"))
+        assert [d["score"] for d in batch(data_sources=["a", "b"], solution_strs=["\\boxed{1}", "2"],
+                                          ground_truths=["1", "1"], extra_infos=[{}, {}])] == [1.0, 0.0]
+    finally:
+        del sys.modules["custom_module"]
