@@ -213,3 +213,11 @@ def test_many_threads_share_one_program(specs: Path):
     for t in ts:
         t.join()
     assert all(r == want for r in results)
+
+
+def test_the_wheel_ships_types():
+    from importlib import resources
+
+    files = {p.name for p in resources.files("referee").iterdir()}
+    assert {"py.typed", "_referee.pyi", "trl.py", "verl.py", "openrlhf.py", "verifiers.py", "ray.py"} <= files
+    assert referee.__version__ == "0.1.0"
