@@ -58,4 +58,8 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += 
 # networking disabled: console errors, key numbers, a click that shows a trace, screenshots.
 echo "== report in headless Chromium (scripts/report_browser_test.sh)"
 scripts/report_browser_test.sh || status=1
+# The Python package (PyO3 wheel built by maturin in a venv under ~/.cache/referee/) and its
+# trainer adapters, against the CLI and a real local Ray cluster.
+echo "== python package (scripts/test_py.sh)"
+scripts/test_py.sh || status=1
 exit "$status"

@@ -12,6 +12,7 @@ pub mod io;
 pub mod judge;
 pub mod node;
 pub mod outcome;
+pub mod parts;
 pub mod program;
 pub mod registry;
 pub mod sample;

@@ -1,0 +1,458 @@
+//! The `referee` Python package's native module, `referee._referee`: a shell like the CLI and the
+//! server (DESIGN.md §4). It builds the `Env`, converts Python values to rows and results back,
+//! and releases the GIL while the core scores; every behaviour lives in `referee-core`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use referee_core::input::{InputMapping, RowFormat};
+use referee_core::judge::{CacheBackend, CacheConfig, EndpointConfig};
+use referee_core::{Program, ResultStatus, Sample, ScoreResult};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Judge endpoint and cache choices, as the CLI's `--judge`, `--judge-model`, `--judge-cache`.
+#[derive(Clone, Default)]
+struct JudgeOpts {
+    judge: Option<String>,
+    judge_model: Option<String>,
+    judge_cache: Option<String>,
+}
+
+impl JudgeOpts {
+    fn endpoints(&self) -> BTreeMap<String, EndpointConfig> {
+        let mut m = BTreeMap::new();
+        if let Some(url) = &self.judge {
+            m.insert(
+                "default".to_string(),
+                EndpointConfig::new(
+                    url.clone(),
+                    self.judge_model.clone().unwrap_or_else(|| "judge".into()),
+                ),
+            );
+        }
+        m
+    }
+
+    /// `off`, `memory`, `redis://...`, or a file path: the CLI's `--judge-cache` values.
+    fn cache(&self) -> Option<CacheConfig> {
+        let w = self.judge_cache.as_deref()?;
+        let mut c = CacheConfig::default();
+        match w {
+            "off" => c.backend = CacheBackend::Off,
+            "memory" => c.backend = CacheBackend::Memory,
+            u if u.starts_with("redis://") || u.starts_with("rediss://") => {
+                c.backend = CacheBackend::Redis;
+                c.url = Some(u.to_string());
+            }
+            path => c.path = Some(path.to_string()),
+        }
+        Some(c)
+    }
+
+    /// The executors, as the CLI builds them: a sandbox started on first use (one per process,
+    /// shared by every program, so their runs share its slots) and the spec's judges connected
+    /// with their cache (by default `.referee-judge-cache.redb` in the working directory).
+    fn env(&self) -> referee_core::exec::Env {
+        static SANDBOX: std::sync::OnceLock<Arc<referee_sandbox::Lazy>> =
+            std::sync::OnceLock::new();
+        let sandbox = SANDBOX
+            .get_or_init(|| {
+                Arc::new(referee_sandbox::Lazy::new(
+                    referee_sandbox::Config::default(),
+                ))
+            })
+            .clone();
+        referee_core::exec::Env {
+            sandbox: Some(sandbox),
+            judge: None,
+            connect: Some(Arc::new(referee_judge::Connector {
+                default_cache_path: Some(".referee-judge-cache.redb".into()),
+            })),
+            endpoints: self.endpoints(),
+            judge_cache: self.cache(),
+        }
+    }
+}
+
+/// Python value → JSON value (dicts, lists, str, int, float, bool, None).
+fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    pythonize::depythonize(obj).map_err(|e| PyTypeError::new_err(e.to_string()))
+}
+
+fn to_py<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn mapping(
+    format: &str,
+    id_field: Option<String>,
+    group_field: Option<String>,
+    response_field: Option<String>,
+) -> PyResult<InputMapping> {
+    Ok(InputMapping {
+        format: format.parse::<RowFormat>().map_err(PyValueError::new_err)?,
+        id_field,
+        group_field,
+        response_field,
+    })
+}
+
+/// Compiles spec text or a spec value. `Ok(Err(errors))` carries every compile error as
+/// `(path, node_type, message)`; the Python side raises them as one `SpecError`.
+type Errors = Vec<(String, Option<String>, String)>;
+type Compiled = Result<Program, Errors>;
+
+fn compile_value(spec: &Value, opts: &JudgeOpts) -> Compiled {
+    Program::compile_with(spec, opts.env()).map_err(|e| {
+        e.0.into_iter()
+            .map(|e| (e.path, e.node_type, e.message))
+            .collect()
+    })
+}
+
+fn spec_value(py_spec: &Bound<'_, PyAny>) -> PyResult<Result<Value, Errors>> {
+    if let Ok(text) = py_spec.extract::<String>() {
+        return Ok(referee_core::program::parse_spec_text(&text).map_err(|e| {
+            e.0.into_iter()
+                .map(|e| (e.path, e.node_type, e.message))
+                .collect()
+        }));
+    }
+    Ok(Ok(to_value(py_spec)?))
+}
+
+/// A compiled spec: immutable, shared by every thread that scores with it.
+#[pyclass(frozen, module = "referee._referee", name = "Program")]
+struct PyProgram {
+    program: Arc<Program>,
+    spec: Arc<Value>,
+    opts: JudgeOpts,
+}
+
+/// One sample's result (DESIGN.md §2).
+#[pyclass(frozen, get_all, module = "referee._referee", name = "Result")]
+struct PyResult_ {
+    /// The sample's id, when the row had one.
+    id: Py<PyAny>,
+    /// `None` when the sample could not be scored (or nothing applied).
+    reward: Option<f64>,
+    /// `ok`, `not_applicable` or `error`.
+    status: &'static str,
+    /// A stable snake_case reason when `status == "error"`.
+    reason: Option<String>,
+    message: Option<String>,
+    /// Every named component's value, in spec order (`None`: did not apply / failed / skipped).
+    components: Py<PyDict>,
+    /// The group stage's advantage, when the spec has a `group:` section.
+    advantage: Option<f64>,
+    /// The group stage's flag (`flat`, ...), when it set one.
+    group_flag: Option<&'static str>,
+    /// Judge calls and tokens, for programs with model graders.
+    usage: Option<Py<PyAny>>,
+    /// The explanation tree (explain only).
+    trace: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl PyResult_ {
+    /// The result as the CLI writes it (one JSONL line's object).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("id", self.id.bind(py))?;
+        d.set_item("reward", self.reward)?;
+        d.set_item("status", self.status)?;
+        if self.status == "error" {
+            d.set_item("reason", &self.reason)?;
+            d.set_item("message", &self.message)?;
+        }
+        d.set_item("components", self.components.bind(py).copy()?)?;
+        if let Some(a) = self.advantage {
+            d.set_item("advantage", a)?;
+        }
+        if let Some(f) = self.group_flag {
+            d.set_item("group_flag", f)?;
+        }
+        if let Some(u) = &self.usage {
+            d.set_item("usage", u.bind(py))?;
+        }
+        if let Some(t) = &self.trace {
+            d.set_item("trace", t.bind(py))?;
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let reason = self
+            .reason
+            .as_ref()
+            .map_or_else(String::new, |r| format!(", reason={r:?}"));
+        let comps = self
+            .components
+            .bind(py)
+            .repr()
+            .map_or_else(|_| "{}".into(), |r| r.to_string());
+        format!(
+            "Result(reward={}, status={:?}{reason}, components={comps})",
+            self.reward
+                .map_or_else(|| "None".to_string(), |r| format!("{r:?}")),
+            self.status
+        )
+    }
+}
+
+fn build_result(py: Python<'_>, id: Option<&Value>, r: &ScoreResult) -> PyResult<PyResult_> {
+    let comps = PyDict::new(py);
+    for (k, v) in &r.components {
+        comps.set_item(&**k, *v)?;
+    }
+    let (reason, message) = match &r.status {
+        ResultStatus::Error(f) => (Some(f.reason.to_string()), Some(f.message.clone())),
+        _ => (None, None),
+    };
+    let (advantage, group_flag) = match &r.group {
+        Some(g) => (
+            if g.has_advantage { g.advantage } else { None },
+            g.flag.map(referee_core::group::GroupFlag::as_str),
+        ),
+        None => (None, None),
+    };
+    Ok(PyResult_ {
+        id: match id {
+            Some(v) => to_py(py, v)?.unbind(),
+            None => py.None(),
+        },
+        reward: r.reward,
+        status: r.status.as_str(),
+        reason,
+        message,
+        components: comps.unbind(),
+        advantage,
+        group_flag,
+        usage: r
+            .usage
+            .as_ref()
+            .map(|u| to_py(py, u))
+            .transpose()?
+            .map(Bound::unbind),
+        trace: r
+            .trace
+            .as_ref()
+            .map(|t| to_py(py, t))
+            .transpose()?
+            .map(Bound::unbind),
+    })
+}
+
+impl PyProgram {
+    /// Maps rows (GIL held), scores the good ones with the GIL released, and returns every
+    /// row's result in order; a row that does not map is an error result, never an exception.
+    fn run(
+        &self,
+        py: Python<'_>,
+        samples: &Bound<'_, PyAny>,
+        m: &InputMapping,
+        explain: bool,
+    ) -> PyResult<Vec<(Option<Value>, ScoreResult)>> {
+        let mut rows: Vec<Result<Sample, ScoreResult>> = Vec::new();
+        for row in samples.try_iter()? {
+            let row = row?;
+            let mapped = match to_value(&row) {
+                Ok(v) => m
+                    .sample(v)
+                    .map_err(|e| ScoreResult::input_error(e.reason, e.message)),
+                Err(e) => Err(ScoreResult::input_error(
+                    "invalid_row",
+                    format!("row is not JSON-like: {e}"),
+                )),
+            };
+            rows.push(mapped);
+        }
+        let program = self.program.clone();
+        Ok(py.detach(move || {
+            let n = rows.len();
+            let mut out: Vec<Option<(Option<Value>, ScoreResult)>> = (0..n).map(|_| None).collect();
+            let mut ok_idx = Vec::new();
+            let mut ok = Vec::new();
+            for (i, r) in rows.into_iter().enumerate() {
+                match r {
+                    Ok(s) => {
+                        ok_idx.push(i);
+                        ok.push(s);
+                    }
+                    Err(e) => out[i] = Some((None, e)),
+                }
+            }
+            let (scored, _) = program.score_batch_report(&ok, explain);
+            for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
+                out[i] = Some((s.id, r));
+            }
+            out.into_iter()
+                .map(|o| o.expect("every row has a result"))
+                .collect()
+        }))
+    }
+}
+
+#[pymethods]
+impl PyProgram {
+    /// Rewards only, in input order (`None` where a sample could not be scored).
+    #[pyo3(signature = (samples, *, format="auto", id_field=None, group_field=None, response_field=None))]
+    fn score(
+        &self,
+        py: Python<'_>,
+        samples: &Bound<'_, PyAny>,
+        format: &str,
+        id_field: Option<String>,
+        group_field: Option<String>,
+        response_field: Option<String>,
+    ) -> PyResult<Vec<Option<f64>>> {
+        let m = mapping(format, id_field, group_field, response_field)?;
+        Ok(self
+            .run(py, samples, &m, false)?
+            .into_iter()
+            .map(|(_, r)| r.reward)
+            .collect())
+    }
+
+    /// Full results, in input order.
+    #[pyo3(signature = (samples, *, format="auto", id_field=None, group_field=None, response_field=None, explain=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn score_detailed(
+        &self,
+        py: Python<'_>,
+        samples: &Bound<'_, PyAny>,
+        format: &str,
+        id_field: Option<String>,
+        group_field: Option<String>,
+        response_field: Option<String>,
+        explain: bool,
+    ) -> PyResult<Vec<PyResult_>> {
+        let m = mapping(format, id_field, group_field, response_field)?;
+        self.run(py, samples, &m, explain)?
+            .iter()
+            .map(|(id, r)| build_result(py, id.as_ref(), r))
+            .collect()
+    }
+
+    /// One sample's result with its explanation tree.
+    #[pyo3(signature = (sample, *, format="auto", id_field=None, group_field=None, response_field=None))]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        sample: &Bound<'_, PyAny>,
+        format: &str,
+        id_field: Option<String>,
+        group_field: Option<String>,
+        response_field: Option<String>,
+    ) -> PyResult<PyResult_> {
+        let m = mapping(format, id_field, group_field, response_field)?;
+        let list = PyList::new(py, [sample])?;
+        let (id, r) = self.run(py, list.as_any(), &m, true)?.remove(0);
+        build_result(py, id.as_ref(), &r)
+    }
+
+    /// Every named component, in spec order: the keys of each result's `components`.
+    #[getter]
+    fn component_names(&self) -> Vec<String> {
+        self.program
+            .component_names()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Whether scoring waits on a sandbox or judge.
+    #[getter]
+    fn waits(&self) -> bool {
+        self.program.waits()
+    }
+
+    /// The top-level parts (`referee_core::parts`): `(name, weight, Program | errors)` each,
+    /// for trainers that combine rewards themselves.
+    fn parts(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, f64, Py<PyAny>)>> {
+        let py = slf.py();
+        let this = slf.get();
+        let parts = referee_core::parts::top_level_parts(&this.spec);
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            // A one-part split is this program: no second compile.
+            let prog = if p.spec == *this.spec {
+                slf.clone().into_any().unbind()
+            } else {
+                let opts = this.opts.clone();
+                let spec = p.spec.clone();
+                match py.detach(move || compile_value(&spec, &opts)) {
+                    Ok(prog) => Py::new(
+                        py,
+                        PyProgram {
+                            program: Arc::new(prog),
+                            spec: Arc::new(p.spec),
+                            opts: this.opts.clone(),
+                        },
+                    )?
+                    .into_any(),
+                    Err(errs) => errs.into_pyobject(py)?.into_any().unbind(),
+                }
+            };
+            out.push((p.name, p.weight, prog));
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Program(components={:?})", self.component_names())
+    }
+}
+
+/// Compiles a spec (text, or a dict/list value). Returns `(Program, None)` or `(None, errors)`
+/// with every error as `(path, node_type, message)`: the Python wrapper raises `SpecError`.
+#[pyfunction]
+#[pyo3(signature = (spec, *, judge=None, judge_model=None, judge_cache=None))]
+fn compile(
+    py: Python<'_>,
+    spec: &Bound<'_, PyAny>,
+    judge: Option<String>,
+    judge_model: Option<String>,
+    judge_cache: Option<String>,
+) -> PyResult<(Option<Py<PyProgram>>, Option<Errors>)> {
+    let opts = JudgeOpts {
+        judge,
+        judge_model,
+        judge_cache,
+    };
+    let value = match spec_value(spec)? {
+        Ok(v) => v,
+        Err(errs) => return Ok((None, Some(errs))),
+    };
+    let o = opts.clone();
+    // Compiling may connect judges: no reason to hold the GIL meanwhile.
+    let (value, compiled) = py.detach(move || {
+        let c = compile_value(&value, &o);
+        (value, c)
+    });
+    match compiled {
+        Ok(p) => Ok((
+            Some(Py::new(
+                py,
+                PyProgram {
+                    program: Arc::new(p),
+                    spec: Arc::new(value),
+                    opts,
+                },
+            )?),
+            None,
+        )),
+        Err(errs) => Ok((None, Some(errs))),
+    }
+}
+
+#[pymodule]
+fn _referee(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_class::<PyProgram>()?;
+    m.add_class::<PyResult_>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

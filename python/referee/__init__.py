@@ -1,0 +1,14 @@
+"""Referee: reward specs compiled once and scored fast, from Python.
+
+    import referee
+    program = referee.compile("spec.yaml")
+    program.score([{"prompt": "2+2?", "completion": "\\boxed{4}", "answer": "4"}])
+
+Trainer adapters: ``referee.trl``, ``referee.verl``, ``referee.openrlhf``,
+``referee.verifiers``, ``referee.ray``.
+"""
+
+from ._api import Component, Program, Result, SpecError, compile
+from ._referee import __version__
+
+__all__ = ["Component", "Program", "Result", "SpecError", "compile", "__version__"]

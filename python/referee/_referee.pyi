@@ -1,0 +1,65 @@
+"""Type stubs for the native module (crates/referee-py)."""
+
+from typing import Any, Literal, Mapping, Optional, Sequence
+
+__version__: str
+
+_Errors = list[tuple[str, Optional[str], str]]
+
+class Result:
+    """One sample's result (DESIGN.md §2)."""
+
+    id: Any
+    reward: Optional[float]
+    status: Literal["ok", "not_applicable", "error"]
+    reason: Optional[str]
+    message: Optional[str]
+    components: dict[str, Optional[float]]
+    advantage: Optional[float]
+    group_flag: Optional[str]
+    usage: Optional[dict[str, Any]]
+    trace: Optional[dict[str, Any]]
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Program:
+    def score(
+        self,
+        samples: Sequence[Mapping[str, Any]],
+        *,
+        format: str = "auto",
+        id_field: Optional[str] = None,
+        group_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+    ) -> list[Optional[float]]: ...
+    def score_detailed(
+        self,
+        samples: Sequence[Mapping[str, Any]],
+        *,
+        format: str = "auto",
+        id_field: Optional[str] = None,
+        group_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+        explain: bool = False,
+    ) -> list[Result]: ...
+    def explain(
+        self,
+        sample: Mapping[str, Any],
+        *,
+        format: str = "auto",
+        id_field: Optional[str] = None,
+        group_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+    ) -> Result: ...
+    @property
+    def component_names(self) -> list[str]: ...
+    @property
+    def waits(self) -> bool: ...
+    def parts(self) -> list[tuple[str, float, "Program | _Errors"]]: ...
+
+def compile(
+    spec: Any,
+    *,
+    judge: Optional[str] = None,
+    judge_model: Optional[str] = None,
+    judge_cache: Optional[str] = None,
+) -> tuple[Optional[Program], Optional[_Errors]]: ...

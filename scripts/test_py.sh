@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds the `referee` wheel with `pip install .` (maturin) into a
+# virtualenv at ~/.cache/referee/py-venv (created once, then reused), with pytest, pyarrow, pandas
+# and ray[data] from PyPI, and runs `pytest python/tests`. The tests compare every adapter with
+# the CLI (`target/debug/referee`, built here) on the same rows, and start a local Ray cluster.
+#
+# Usage: scripts/test_py.sh [pytest args]
+#   REFEREE_PY_PROFILE=release  build the wheel optimised (default: cargo's dev profile, which
+#                               shares the workspace's debug build and is much quicker cold).
+#   REFEREE_PY_VENV=DIR         another virtualenv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${REFEREE_PY_VENV:-$HOME/.cache/referee/py-venv}
+# maturin's build hook runs `maturin` from PATH.
+export PATH="$VENV/bin:$PATH"
+PYTHON=${PYTHON:-python3}
+# Bump when the list of test dependencies changes, so an old venv gets them.
+STAMP="$VENV/.referee-test-deps-1"
+if [ ! -f "$STAMP" ]; then
+    echo "== python venv $VENV (test dependencies from PyPI)"
+    [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/pip" install -q --upgrade pip
+    "$VENV/bin/pip" install -q "maturin>=1.7,<2" "pytest>=7" pyarrow pandas "ray[data]>=2.9"
+    touch "$STAMP"
+fi
+
+echo "== cargo build -p referee-cli (the CLI the adapters are compared with)"
+cargo build -q -p referee-cli
+
+echo "== pip install . (maturin, profile ${REFEREE_PY_PROFILE:-dev})"
+MATURIN_PEP517_ARGS="--profile ${REFEREE_PY_PROFILE:-dev}" \
+    "$VENV/bin/pip" install -q --no-build-isolation --no-deps --force-reinstall .
+
+echo "== pytest python/tests"
+# From the tests' directory's parent's parent: the installed package is imported, not the
+# source tree (python/ is not on sys.path).
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests "$@"
