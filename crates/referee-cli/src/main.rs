@@ -3,8 +3,8 @@
 
 mod compare;
 mod eval;
-mod report;
 mod fuzz;
+mod report;
 mod score;
 
 use anyhow::{Context, Result};
