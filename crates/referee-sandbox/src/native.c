@@ -256,7 +256,7 @@ static void place_fds(int src[CHILD_FDS]) {
 }
 
 /* In B, once: the namespaces' mounts, the limits every test shares, uid 1000, seccomp. */
-static void batch_setup(const struct req_hdr *h, unsigned uid) {
+static void batch_setup(const struct req_hdr *h, unsigned uid, int with_init) {
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0)
         fail("mount /proc");
     char opts[128];
@@ -274,8 +274,8 @@ static void batch_setup(const struct req_hdr *h, unsigned uid) {
      * its own limit, which is at most this. */
     uint64_t cpu = h->cpu_ms / 1000 + (h->cpu_ms % 1000 != 0);
     setlim(RLIMIT_CPU, cpu + 1, cpu + 1, "RLIMIT_CPU");
-    /* The test's processes, and B. */
-    setlim(RLIMIT_NPROC, h->processes + 1, h->processes + 1, "RLIMIT_NPROC");
+    /* The test's processes, and B when there is one (a uid's count in the namespace). */
+    setlim(RLIMIT_NPROC, h->processes + with_init, h->processes + with_init, "RLIMIT_NPROC");
     if (h->address_space_bytes)
         setlim(RLIMIT_AS, h->address_space_bytes, h->address_space_bytes, "RLIMIT_AS");
     if (setresgid(uid, uid, uid) != 0)
@@ -598,7 +598,7 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
         if (b == 0 && single) {
             fail_fds = &outs[1];
             fail_nfds = 1;
-            batch_setup(&h, uid);
+            batch_setup(&h, uid, 0);
             test_setup(&h, blobs, 0, outs, pipefd[1]);
             info->json = json_buf;
             info->json_len = h.json_len;
@@ -616,7 +616,7 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
                 b_errs[k] = outs[3 * k + 1];
             fail_fds = b_errs;
             fail_nfds = h.ntests;
-            batch_setup(&h, uid);
+            batch_setup(&h, uid, 1);
             info->json = json_buf;
             info->json_len = h.json_len;
             info->leader = 1;

@@ -93,6 +93,26 @@ fn rlimits_alone_still_bound_memory_processes_and_output() {
         .parse()
         .unwrap();
     assert!(n < 8, "forked {n} processes under a limit of 8");
+    // In a batch (two tests of one job on one slot) the init does not count against a test, and
+    // the first test's processes are gone before the second starts.
+    let job = Job {
+        language: "python".into(),
+        source: "import os\nn = 0\ntry:\n    while n < 100:\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nprint(n)\n".into(),
+        runs: vec![
+            Run::Stdio {
+                stdin: Arc::from(&b""[..]),
+            };
+            2
+        ],
+        limits: Limits {
+            processes: 8,
+            ..Limits::default()
+        },
+    };
+    for o in futures::executor::block_on(pool.execute(job)).expect("job ran") {
+        let k: u32 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+        assert_eq!(k, n, "each test of a batch gets the same process budget");
+    }
     let flood = run("while True:\n    print('x' * 4096)\n");
     assert_eq!(
         flood.end,
