@@ -18,9 +18,10 @@ fi
 py=$(scripts/py_tools_venv.sh)
 
 cargo build -q -p referee-cli --locked
-out=target/report-browser
+target="${CARGO_TARGET_DIR:-target}"
+out="$target/report-browser"
 rm -rf "$out" && mkdir -p "$out"
-bin=target/debug/referee
+bin="$target/debug/referee"
 "$bin" score examples/grpo-group/spec.yaml examples/gsm8k/samples.jsonl -q --explain -o "$out/results.jsonl"
 "$bin" report "$out/results.jsonl" -o "$out/report.html" --data examples/gsm8k/samples.jsonl 2>/dev/null
 "$bin" report fixtures/report/fuzz.json -o "$out/fuzz.html" 2>/dev/null

@@ -27,6 +27,7 @@ fi
 
 echo "== cargo build -p referee-cli (the CLI the adapters are compared with)"
 cargo build -q -p referee-cli
+export REFEREE_BIN="${REFEREE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/referee}"
 
 echo "== pip install . (maturin, profile ${REFEREE_PY_PROFILE:-dev})"
 MATURIN_PEP517_ARGS="--profile ${REFEREE_PY_PROFILE:-dev}" \
