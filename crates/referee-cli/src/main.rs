@@ -83,19 +83,8 @@ impl JudgeArgs {
     }
 
     fn cache(&self) -> Option<referee_core::judge::CacheConfig> {
-        use referee_core::judge::{CacheBackend, CacheConfig};
         let w = self.judge_cache.as_deref()?;
-        let mut c = CacheConfig::default();
-        match w {
-            "off" => c.backend = CacheBackend::Off,
-            "memory" => c.backend = CacheBackend::Memory,
-            u if u.starts_with("redis://") || u.starts_with("rediss://") => {
-                c.backend = CacheBackend::Redis;
-                c.url = Some(u.to_string());
-            }
-            path => c.path = Some(path.to_string()),
-        }
-        Some(c)
+        Some(referee_core::judge::CacheConfig::from_flag(w))
     }
 }
 

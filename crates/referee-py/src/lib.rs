@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use referee_core::input::{InputMapping, RowFormat};
-use referee_core::judge::{CacheBackend, CacheConfig, EndpointConfig};
+use referee_core::judge::{CacheConfig, EndpointConfig};
 use referee_core::{Program, ResultStatus, Sample, ScoreResult};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -37,18 +37,7 @@ impl JudgeOpts {
 
     /// `off`, `memory`, `redis://...`, or a file path: the CLI's `--judge-cache` values.
     fn cache(&self) -> Option<CacheConfig> {
-        let w = self.judge_cache.as_deref()?;
-        let mut c = CacheConfig::default();
-        match w {
-            "off" => c.backend = CacheBackend::Off,
-            "memory" => c.backend = CacheBackend::Memory,
-            u if u.starts_with("redis://") || u.starts_with("rediss://") => {
-                c.backend = CacheBackend::Redis;
-                c.url = Some(u.to_string());
-            }
-            path => c.path = Some(path.to_string()),
-        }
-        Some(c)
+        Some(CacheConfig::from_flag(self.judge_cache.as_deref()?))
     }
 
     /// The executors, as the CLI builds them: a sandbox started on first use (one per process,

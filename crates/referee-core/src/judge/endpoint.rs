@@ -142,3 +142,21 @@ impl Default for CacheConfig {
         }
     }
 }
+
+impl CacheConfig {
+    /// The shells' one-word cache override (the CLI's `--judge-cache`, Python's `judge_cache=`):
+    /// `off`, `memory`, `redis://...` (or `rediss://`), or else a file path.
+    pub fn from_flag(w: &str) -> CacheConfig {
+        let mut c = CacheConfig::default();
+        match w {
+            "off" => c.backend = CacheBackend::Off,
+            "memory" => c.backend = CacheBackend::Memory,
+            u if u.starts_with("redis://") || u.starts_with("rediss://") => {
+                c.backend = CacheBackend::Redis;
+                c.url = Some(u.to_string());
+            }
+            path => c.path = Some(path.to_string()),
+        }
+        c
+    }
+}
