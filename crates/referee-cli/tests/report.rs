@@ -33,12 +33,17 @@ fn score(spec: &str, input: &str, out: &Path, extra: &[&str]) {
 }
 
 fn report(results: &Path, extra: &[&str]) -> String {
-    // Written under the target dir, never next to the fixtures.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir
-        .join(results.file_name().unwrap())
-        .with_extension("html");
+    // Next to the results (each test's own scratch dir), or under the target dir for committed
+    // fixtures: never into the source tree. The full file name keeps `x.jsonl` and `x.parquet`
+    // apart.
+    let name = format!("{}.html", results.file_name().unwrap().to_string_lossy());
+    let out = if results.starts_with(root().join("fixtures")) {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-fixtures");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    } else {
+        results.with_file_name(name)
+    };
     referee()
         .arg("report")
         .arg(results)
