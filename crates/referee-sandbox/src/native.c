@@ -384,6 +384,15 @@ static int wait_deadline(pid_t pid, uint64_t deadline) {
     return timed_out;
 }
 
+/* Back to Python: `info` for a test's process (leader 0) or for B's one compile (leader 1). */
+static int to_python(struct child_info *info, const struct req_hdr *h, int leader, int code_fd) {
+    info->json = json_buf;
+    info->json_len = h->json_len;
+    info->leader = leader;
+    info->code_fd = code_fd;
+    return h->mode;
+}
+
 /* The batch B runs, kept from its request (B's own copy of the zygote's memory). */
 static struct req_hdr bh;
 static int b_blobs[MAX_BLOBS], b_outs[3 * MAX_TESTS], b_errs[MAX_TESTS], b_report = -1;
@@ -413,11 +422,7 @@ int referee_batch(struct child_info *info) {
         long t = syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
         if (t == 0) {
             test_setup(h, blobs, k, outs, pipefd[1]);
-            info->json = json_buf;
-            info->json_len = h->json_len;
-            info->leader = 0;
-            info->code_fd = -1;
-            return h->mode;
+            return to_python(info, h, 0, -1);
         }
         if (t < 0)
             fail("fork");
@@ -557,8 +562,11 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
         memcpy(json_buf, msgbuf + sizeof h, h.json_len);
         memset(msgbuf, 0, (size_t)n);
 
+        /* A batch of one test needs no init of its own: the test is PID 1 of its namespaces and
+         * the zygote keeps its record (as B does for a batch), saving a process per run. */
+        int single = h.ntests == 1;
         int outs[3 * MAX_TESTS];
-        int nouts = 3 * h.ntests, report = -1, bad = 0;
+        int nouts = 3 * h.ntests, report = -1, pipefd[2] = {-1, -1}, bad = 0;
         static const char *const names[3] = {"stdout", "stderr", "result"};
         for (int i = 0; i < nouts; i++)
             outs[i] = -1;
@@ -566,28 +574,18 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
         for (int i = 0; i < nouts && !bad; i++)
             if ((outs[i] = memfd_create(names[i % 3], MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
                 bad = errno;
-        /* B's account of each test: written only by B (no test holds it), read here after. */
-        if (!bad && (report = memfd_create("report", MFD_CLOEXEC)) < 0)
+        /* B's account of each test: written only by B (no test holds it), read here after. A
+         * single test's own setup pipe instead (B has one per test). */
+        if (!bad && !single && (report = memfd_create("report", MFD_CLOEXEC)) < 0)
+            bad = errno;
+        if (!bad && single && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0)
             bad = errno;
         if (bad) {
             close_all(blobs, nfds);
             close_all(outs, nouts);
-            if (report >= 0)
-                close(report);
-            if (send_error(sock, "zygote: memfd", bad) != 0)
-                return -1;
-            continue;
-        }
-
-        /* A batch of one test needs no init of its own: the test is PID 1 of its namespaces and
-         * the zygote keeps its record (as B does for a batch), saving a process per run. */
-        int single = h.ntests == 1, pipefd[2] = {-1, -1};
-        if (single && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) {
-            int e = errno;
-            close_all(blobs, nfds);
-            close_all(outs, nouts);
-            close(report);
-            if (send_error(sock, "zygote: pipe", e) != 0)
+            close_all(&report, 1);
+            close_all(pipefd, 2);
+            if (send_error(sock, "zygote: memfd/pipe", bad) != 0)
                 return -1;
             continue;
         }
@@ -600,11 +598,7 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
             fail_nfds = 1;
             batch_setup(&h, uid, 0);
             test_setup(&h, blobs, 0, outs, pipefd[1]);
-            info->json = json_buf;
-            info->json_len = h.json_len;
-            info->leader = 0;
-            info->code_fd = -1;
-            return h.mode;
+            return to_python(info, &h, 0, -1);
         }
         if (b == 0) {
             /* B: set up, then back to Python once as the leader (see referee_batch). */
@@ -617,14 +611,11 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
             fail_fds = b_errs;
             fail_nfds = h.ntests;
             batch_setup(&h, uid, 1);
-            info->json = json_buf;
-            info->json_len = h.json_len;
-            info->leader = 1;
-            info->code_fd = -1;
+            int code_fd = -1;
             for (int i = 0; i < h.nblobs; i++)
-                if (h.target[i] == 7 && (h.test[i] == ALL_TESTS || h.ntests == 1))
-                    info->code_fd = blobs[i];
-            return h.mode;
+                if (h.target[i] == 7 && h.test[i] == ALL_TESTS)
+                    code_fd = blobs[i];
+            return to_python(info, &h, 1, code_fd);
         }
         int clone_err = errno;
         close_all(blobs, nfds);
@@ -633,7 +624,7 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
         memset(json_buf, 0, h.json_len);
         if (b < 0) {
             close_all(outs, nouts);
-            close(report);
+            close_all(&report, 1);
             if (pipefd[0] >= 0)
                 close(pipefd[0]);
             if (send_error(sock, "clone", clone_err) != 0)
@@ -663,8 +654,8 @@ int referee_serve(int sock, unsigned uid, struct child_info *info) {
                 ;
             ssize_t got = pread(report, r.recs, h.ntests * sizeof(struct test_rec), 0);
             done = got > 0 ? (int)(got / (ssize_t)sizeof(struct test_rec)) : 0;
+            close(report);
         }
-        close(report);
         int setup_failed = WIFEXITED(st) && WEXITSTATUS(st) == 112;
         for (int k = done; k < h.ntests; k++) {
             /* B failed or was stopped before this test ran (or while it ran). */
