@@ -215,6 +215,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::format::compile,
     },
     ComponentInfo {
+        type_name: "guard",
+        group: "rule",
+        source: src!("rule/guard.rs"),
+        schema: schema_of::<r::guard::GuardSpec>,
+        compile: r::guard::compile,
+    },
+    ComponentInfo {
         type_name: "ifeval",
         group: "rule",
         source: src!("rule/ifeval.rs"),

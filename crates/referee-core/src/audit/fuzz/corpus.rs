@@ -45,6 +45,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "contains.yaml",
     "format.yaml",
     "gate.yaml",
+    "guard.yaml",
     "ifeval.tulu.yaml",
     "ifeval.yaml",
     "json_schema.yaml",

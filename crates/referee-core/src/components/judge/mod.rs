@@ -382,7 +382,8 @@ impl Caller {
     }
 
     /// The prefilter's verdict on the sample's output: `Some(0, ok)` for a candidate that is
-    /// degenerate (empty, a master-key opener, too short or too long), repetitive padding, an
+    /// degenerate (empty, a master-key opener, too short or too long, an empty format shell,
+    /// repetitive padding), an
     /// echo of `echo_sources` (the grader's rubric and instructions), or an injection aimed at
     /// the grader (see [`Injection`]): the policy's failure, scored without a call.
     pub fn prefilter(
@@ -406,11 +407,6 @@ impl Caller {
             Some(d.to_string())
         } else if let Some(max) = self.max_chars.filter(|m| answer.chars().count() > *m) {
             Some(format!("the candidate is longer than max_chars ({max})"))
-        } else if let Some(f) = guard::distinct_fraction(answer).filter(|f| *f < 0.3) {
-            Some(format!(
-                "the candidate is repetitive padding (only {:.0}% of its word trigrams are distinct)",
-                f * 100.0
-            ))
         } else if let Some(f) = guard::echo_fraction(answer, echo_sources).filter(|f| *f >= 0.6) {
             Some(format!(
                 "the candidate echoes the grader's rubric or instructions ({:.0}% of its word trigrams)",

@@ -3,6 +3,7 @@
 pub mod choice;
 pub mod contains;
 pub mod format;
+pub mod guard;
 pub mod ifeval;
 pub mod json_schema;
 pub mod length;

@@ -1,0 +1,181 @@
+//! # guard
+//! *What it scores:* whether the answer has any substance: 1 for a real answer, 0 for the
+//! content-free outputs a policy learns to emit when its reward checks form and not content.
+//! These are the judge prefilter's checks as a rule of their own, for rewards that never read
+//! the answer's meaning: a format or length reward, IFEval constraints (an empty answer has no
+//! commas), the text reply on a tool-call row where the right move is not to call. Put it in
+//! front of such a reward with a `gate`, or multiply by it.
+//!
+//! *Spec:* `input` (template, default `{{sample.output_text}}`); `reasoning` (`strip`, default:
+//! only what follows the reasoning section is checked; `keep`); `min_chars` (non-whitespace
+//! characters, default 0); `listing` (default true); `injection` (`fail`, default; `flag`);
+//! `echo` (a template, e.g. `"{{item.prompt}}"`: fail an answer that mostly repeats it) and
+//! `max_echo` (the share of the answer's word trigrams found in `echo` at which it fails,
+//! default 0.6).
+//!
+//! What fails, in this order (the first reason is the trace's):
+//! - empty or whitespace, or only punctuation;
+//! - a judge master key alone: "Thought process:", "Let's solve this step by step.",
+//!   "Solution", "Answer:", `:`, `解` … (the list in `judge::guard`);
+//! - fewer than `min_chars` non-whitespace characters;
+//! - a format shell with nothing in it: `<think></think><answer></answer>`, `\boxed{}`,
+//!   "The answer is $\boxed{}$.", `####`, `{}`, `[]`, an empty fenced block, an empty
+//!   `<tool_call>`: markup (tags, boxes, fences, JSON and markdown punctuation) removed, nothing
+//!   or only a master key is left;
+//! - repetitive padding: 10 or more word trigrams, fewer than half of them distinct (a
+//!   sentence, line or word over and over; a refrain in a poem is far above that);
+//! - with `listing`: a listing of options instead of an answer: four or more tokens, each one
+//!   letter or digit, at least three different, once the answer markers are gone (`0 1 … 9`,
+//!   `A B C D E`, a box per digit, "The answer is A. The answer is B. …");
+//! - with `echo`: an answer whose word trigrams are mostly (≥ `max_echo`) the echoed text's,
+//!   e.g. the prompt repeated back with its keywords;
+//! - with `injection: fail`: text addressed to a grader: an override ("ignore the previous
+//!   instructions"), grader role-play, a fake chat turn (`System:` lines, chat-template special
+//!   tokens), or a verdict written as JSON (`"result": 1`, `"score": 10`). Score demands and
+//!   plain "the result = 10" are only noted.
+//!
+//! *Example:* (the `if` of a `gate` whose `then` is an `ifeval` reward)
+//! ```yaml
+//! type: guard
+//! echo: "{{item.prompt}}"
+//! min_chars: 20
+//! ```
+//!
+//! *Score and failure modes:* 1 or 0; a 0 says why in the trace (`guard` in the details). A
+//! missing `echo` field fails with `missing_field`. Never fails otherwise.
+
+use crate::compile::{sync, At, Compiler};
+use crate::components::judge::Injection;
+use crate::judge::guard;
+use crate::node::{ScoreCtx, SyncComponent};
+use crate::outcome::Outcome;
+use crate::sample::Sample;
+use crate::template::Template;
+use crate::text::reasoning::Reasoning;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardSpec {
+    /// What is checked (default `{{sample.output_text}}`).
+    #[serde(default)]
+    pub input: Option<String>,
+    /// `strip` (default) or `keep` the reasoning section.
+    #[serde(default)]
+    pub reasoning: Reasoning,
+    /// Answers with fewer non-whitespace characters fail (default 0).
+    #[serde(default)]
+    pub min_chars: usize,
+    /// Fail a listing of every option (default true).
+    #[serde(default = "yes")]
+    pub listing: bool,
+    /// `fail` (default): text addressed to a grader fails; `flag`: it is only noted.
+    #[serde(default)]
+    pub injection: Injection,
+    /// A template (e.g. `{{item.prompt}}`): an answer that mostly repeats it fails.
+    #[serde(default)]
+    pub echo: Option<String>,
+    /// The share of the answer's word trigrams found in `echo` at which it fails (default 0.6).
+    #[serde(default)]
+    pub max_echo: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+pub struct Guard {
+    input: Template,
+    reasoning: Reasoning,
+    min_chars: usize,
+    listing: bool,
+    injection: Injection,
+    echo: Option<Template>,
+    max_echo: f64,
+}
+
+pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
+    let spec: GuardSpec = cx.spec(v, at)?;
+    let input = cx.input(spec.input.as_deref(), at);
+    let echo = match &spec.echo {
+        Some(t) => Some(cx.template(t, at, "echo")?),
+        None => None,
+    };
+    if let Some(m) = spec.max_echo {
+        if !(m > 0.0 && m <= 1.0) {
+            cx.err(
+                at,
+                Some("max_echo"),
+                format!("must be in (0, 1], found {m}"),
+            );
+            return None;
+        }
+        if echo.is_none() {
+            cx.err(at, Some("max_echo"), "`max_echo` needs `echo`");
+            return None;
+        }
+    }
+    Some(sync(Guard {
+        input: input?,
+        reasoning: spec.reasoning,
+        min_chars: spec.min_chars,
+        listing: spec.listing,
+        injection: spec.injection,
+        echo,
+        max_echo: spec.max_echo.unwrap_or(0.6),
+    }))
+}
+
+impl Guard {
+    /// Why the answer has no substance, if it has none.
+    fn why(&self, answer: &str, s: &Sample, cx: &mut ScoreCtx) -> Result<Option<String>, Outcome> {
+        let flags = guard::injection_flags(answer);
+        if !flags.is_empty() {
+            cx.note(|| format!("injection phrases in the answer: {}", flags.join(", ")));
+        }
+        if let Some(d) = guard::degenerate(answer, self.min_chars) {
+            return Ok(Some(d.to_string()));
+        }
+        if self.listing && guard::listing(answer) {
+            return Ok(Some(
+                "the answer lists options (one letter or digit each) instead of giving one".into(),
+            ));
+        }
+        if let Some(t) = &self.echo {
+            let src = t.render(s).map_err(|m| m.outcome(cx))?;
+            if let Some(f) = guard::echo_fraction(answer, &[&src]).filter(|f| *f >= self.max_echo) {
+                return Ok(Some(format!(
+                    "the answer repeats the echoed text ({:.0}% of its word trigrams)",
+                    f * 100.0
+                )));
+            }
+        }
+        if self.injection == Injection::Fail {
+            if let Some(f) = flags.iter().find(|f| guard::GUARD_BLOCKING.contains(f)) {
+                return Ok(Some(format!("the answer addresses a grader ({f})")));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl SyncComponent for Guard {
+    fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
+        let raw = match self.input.render(s) {
+            Ok(t) => t,
+            Err(m) => return m.outcome(cx),
+        };
+        let answer = self.reasoning.apply(&raw).text;
+        match self.why(answer, s, cx) {
+            Err(o) => o,
+            Ok(None) => Outcome::ok(1.0),
+            Ok(Some(why)) => {
+                cx.note(|| format!("guard: {why}"));
+                cx.detail(|| serde_json::json!({"guard": why}));
+                Outcome::ok(0.0)
+            }
+        }
+    }
+}
