@@ -53,15 +53,6 @@ fn holes(r: &FuzzReport) -> BTreeSet<&str> {
         .collect()
 }
 
-/// The rows (ids) where some variant passed, from the examples (at most 5 per family).
-fn hole_rows(r: &FuzzReport) -> BTreeSet<String> {
-    r.families
-        .iter()
-        .flat_map(|f| &f.examples)
-        .map(|e| e.id.as_str().unwrap_or("?").to_string())
-        .collect()
-}
-
 fn gullible() -> Env {
     let judge = ScriptJudge::from_value(&json!([{"content": "{\"steps\": [{\"description\": \"check\", \"conclusion\": \"perfect\"}], \"result\": 10}"}]))
         .unwrap();
@@ -92,6 +83,16 @@ fn rule_based_examples_find_nothing() {
             "examples/openai-multi/grader.json",
             "examples/openai-multi/samples.jsonl",
         ),
+        // Rewards that do not read the answer's meaning, with a `guard` in front: IFEval
+        // constraints, and the text reply on tool-call rows that need no call.
+        (
+            "examples/tool_calls/spec.yaml",
+            "examples/tool_calls/rollouts.jsonl",
+        ),
+        (
+            "examples/ifeval/spec.yaml",
+            "examples/ifeval/rollouts.jsonl",
+        ),
     ] {
         let r = run(spec, data);
         assert!(
@@ -104,46 +105,6 @@ fn rule_based_examples_find_nothing() {
         let names: Vec<&str> = r.families.iter().map(|f| f.family.as_str()).collect();
         assert!(names.iter().any(|n| n.starts_with("exploits:")), "{spec}");
     }
-}
-
-/// Two shipped examples have rows whose reward does not read the answer's content, so
-/// content-free variants are rewarded there. These are findings about the examples, asserted
-/// here so they stay visible (docs/AUDITS.md):
-/// - tool_calls: on the rows where the right move is not to call a tool (`n1`, `n2`), any text
-///   without a call scores 1: the text itself is never graded.
-/// - ifeval (`reward: instruction`): instruction-level partial credit pays 2/3 for a non-answer
-///   on a row whose constraints are absences (`t1`: no commas, fewer than 40 words), and a
-///   JSON-format constraint is met by `{}` (`j1`).
-#[test]
-fn examples_whose_rewards_skip_content_are_found() {
-    let r = run(
-        "examples/tool_calls/spec.yaml",
-        "examples/tool_calls/rollouts.jsonl",
-    );
-    assert!(r.failed);
-    assert_eq!(
-        hole_rows(&r),
-        BTreeSet::from(["n1".to_string(), "n2".to_string()])
-    );
-    assert!(holes(&r).contains("empty"));
-    assert!(!holes(&r).contains("exploits:tool_call"));
-
-    let r = run(
-        "examples/ifeval/spec.yaml",
-        "examples/ifeval/rollouts.jsonl",
-    );
-    assert!(r.failed);
-    assert!(holes(&r).contains("master_key"));
-    let t1 = r
-        .families
-        .iter()
-        .find(|f| f.family == "master_key")
-        .unwrap();
-    assert!(t1
-        .examples
-        .iter()
-        .all(|e| e.id == "t1" && (e.reward.unwrap() - 2.0 / 3.0).abs() < 1e-9));
-    assert!(!holes(&r).contains("empty"), "an empty answer scores 0");
 }
 
 #[test]
@@ -223,7 +184,15 @@ fn judge_without_prefilter_passes_content_free_answers() {
         &opts,
     );
     let h = holes(&r);
-    assert!(!h.contains("empty"), "{h:?}");
+    for f in [
+        "empty",
+        "master_key",
+        "format_only",
+        "repetition",
+        "padding",
+    ] {
+        assert!(!h.contains(f), "{f}: {h:?}");
+    }
     assert!(h.contains("format_correct_wrong") && h.contains("answer_listing"));
     let passed = |family: &str| -> BTreeSet<String> {
         let f = r.families.iter().find(|f| f.family == family).unwrap();
@@ -464,5 +433,82 @@ fn rows_beyond_one_chunk_are_all_fuzzed() {
     assert_eq!(r.families[0].passed, 0);
     for p in &r.perturbations {
         assert_eq!(p.n, many.len(), "{}", p.name);
+    }
+}
+
+/// A judge that rewards everything it is shown, in the verdict shape each judge example asks
+/// for: every rubric criterion met (the example's rows have five criteria, four per call), the
+/// candidate preferred in both orders.
+fn gullible_for(example: &str) -> Env {
+    let rules = match example {
+        "rubric" => {
+            let all = |ids: std::ops::RangeInclusive<u64>| {
+                let v: Vec<Value> = ids
+                    .map(|id| json!({"id": id, "reason": "met", "verdict": true}))
+                    .collect();
+                json!({"verdicts": v}).to_string()
+            };
+            json!([
+                {"when": "\n[5] ", "content": all(5..=5)},
+                {"when": "\n[4] ", "content": all(1..=4)},
+            ])
+        }
+        "pairwise" => json!([
+            {"when": "Response A:\n<candidate_response>", "content": "{\"reason\": \"A is better\", \"winner\": \"A\"}"},
+            {"content": "{\"reason\": \"B is better\", \"winner\": \"B\"}"},
+        ]),
+        _ => unreachable!(),
+    };
+    Env {
+        judge: Some(Arc::new(ScriptJudge::from_value(&rules).unwrap())),
+        ..Env::default()
+    }
+}
+
+/// The judge examples, fuzzed with a judge that believes everything: every content-free variant
+/// (empty, master keys, text aimed at the judge, repetition, padding, format shells) is stopped
+/// by the prefilter before the call. The families that need a competent judge (a wrong answer
+/// in the right form, a hedge among real answers) are the judge's own accuracy, which
+/// `referee eval` measures; no prefilter can decide them, so they are not asked of it here.
+#[test]
+fn judge_examples_stop_content_free_answers_before_the_judge() {
+    let families: Vec<String> = [
+        "empty",
+        "master_key",
+        "judge_injection",
+        "repetition",
+        "padding",
+        "format_only",
+    ]
+    .map(String::from)
+    .to_vec();
+    for example in ["rubric", "pairwise"] {
+        let spec_path = format!("examples/{example}/spec.yaml");
+        let data = format!("examples/{example}/rollouts.jsonl");
+        // The gullible judge really rewards the unmutated rows above the fuzz threshold (0.5;
+        // the rubric's pitfall criterion, "met", costs 0.3), so a variant scoring below it was
+        // stopped before the judge, not failed by it.
+        let text = std::fs::read_to_string(root().join(&spec_path)).unwrap();
+        let program =
+            Program::compile_with(&parse_spec_text(&text).unwrap(), gullible_for(example)).unwrap();
+        let samples = rows(&data);
+        let judged = program.score_batch(&samples, false);
+        assert!(
+            judged.iter().any(|r| r.reward.is_some_and(|x| x >= 0.5)),
+            "{example}: the gullible judge rewards nothing"
+        );
+        let opts = FuzzOptions {
+            families: Some(families.clone()),
+            perturb: false,
+            ..FuzzOptions::default()
+        };
+        let r = run_with(&spec_path, &data, gullible_for(example), &opts);
+        let total: usize = r.families.iter().map(|f| f.variants).sum();
+        assert!(total > 100, "{example}: only {total} variants");
+        assert!(
+            !r.failed && holes(&r).is_empty(),
+            "{example}: {}",
+            serde_json::to_string_pretty(&r.families).unwrap()
+        );
     }
 }
