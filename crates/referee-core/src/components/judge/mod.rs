@@ -22,7 +22,7 @@ use crate::template::{Miss, Template};
 use crate::text::reasoning::{strip_reasoning, Reasoning};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -472,7 +472,6 @@ impl Caller {
             .await;
         self.account(r, cx)
     }
-
     /// One call and its verdict, strictly: the reply must be exactly a JSON object with the
     /// `required` keys and nothing outside `required` and `optional`; anything else is
     /// `judge_unparseable` (its message prefixed with `context`, when given).
@@ -601,6 +600,91 @@ pub fn exact_keys(
         return Err(format!("the verdict has an unexpected key `{k}`"));
     }
     Ok(())
+}
+/// A one-call grader whose verdict is `{"steps"?, "result"}` (OpenAI's label_model and
+/// score_model): the schema and instructions both build, and how both ask.
+pub struct ResultCall {
+    pub caller: Caller,
+    prompt: Prompt,
+    /// The steps are required (else optional).
+    steps: bool,
+    instructions: String,
+    schema: Value,
+    /// The prompt's own words, for the echo check.
+    echo: String,
+}
+
+impl ResultCall {
+    /// `result` is the JSON Schema of the verdict's `result`; the instructions call it `letter`
+    /// and say it is `what` ("exactly one of ...", "a number from 0 to 1").
+    pub fn new(
+        caller: Caller,
+        prompt: Prompt,
+        steps: bool,
+        result: &Value,
+        letter: &str,
+        what: &str,
+    ) -> Self {
+        let (schema, instructions) = if steps {
+            (
+                json!({"type": "object", "properties": {"steps": steps_schema(), "result": result},
+                       "required": ["steps", "result"], "additionalProperties": false}),
+                format!("Respond with only a JSON object: {{\"steps\": [{{\"description\": \"...\", \"conclusion\": \"...\"}}], \"result\": {letter}}}, where the steps are your reasoning and {letter} is {what}."),
+            )
+        } else {
+            (
+                json!({"type": "object", "properties": {"result": result},
+                       "required": ["result"], "additionalProperties": false}),
+                format!("Respond with only a JSON object: {{\"result\": {letter}}}, where {letter} is {what}."),
+            )
+        };
+        let echo = prompt.instructions_text();
+        ResultCall {
+            caller,
+            prompt,
+            steps,
+            instructions,
+            schema,
+            echo,
+        }
+    }
+
+    /// The prefilter, the prompt, the call, the keys checked strictly and the steps well formed.
+    pub async fn ask(
+        &self,
+        s: &Sample,
+        cx: &mut ScoreCtx,
+        top_logprobs: Option<u32>,
+    ) -> Result<(JudgeReply, Map<String, Value>), Outcome> {
+        let started = Instant::now();
+        if let Some(o) = self.caller.prefilter(s, cx, &[&self.echo]) {
+            return Err(o);
+        }
+        let messages = self
+            .prompt
+            .render(s, &self.instructions)
+            .map_err(|miss| miss.outcome(cx))?;
+        let (required, optional): (&[&str], &[&str]) = if self.steps {
+            (&["steps", "result"], &[])
+        } else {
+            (&["result"], &["steps"])
+        };
+        let (reply, m) = self
+            .caller
+            .ask(
+                messages,
+                self.schema.clone(),
+                top_logprobs,
+                started,
+                cx,
+                required,
+                optional,
+                "",
+            )
+            .await?;
+        check_steps(&m).map_err(unparseable)?;
+        Ok((reply, m))
+    }
 }
 
 /// `judge_unparseable` with the judge's own words kept short.

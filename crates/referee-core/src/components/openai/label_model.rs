@@ -28,9 +28,7 @@
 //! failures are errors with their reason, never a 0.
 
 use crate::compile::{waits, At, Compiler};
-use crate::components::judge::{
-    check_steps, steps_schema, unparseable, Caller, JudgeFields, MessageSpec, Prompt,
-};
+use crate::components::judge::{unparseable, Caller, JudgeFields, MessageSpec, Prompt, ResultCall};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
@@ -40,7 +38,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::time::Instant;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -55,16 +52,10 @@ pub struct LabelModelSpec {
 }
 
 pub struct LabelModel {
-    prompt: Prompt,
-    caller: Caller,
+    call: ResultCall,
     labels: Vec<String>,
     passing: Vec<bool>,
-    steps: bool,
     soft: bool,
-    instructions: String,
-    schema: Value,
-    /// The prompt's own words, for the echo check.
-    echo: String,
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
@@ -98,84 +89,39 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     let caller = Caller::compile(cx, at, &common, 1024);
     let steps = spec.steps.unwrap_or(true);
     let result = json!({"type": "string", "enum": spec.labels});
-    let schema = if steps {
-        json!({"type": "object", "properties": {"steps": steps_schema(), "result": result},
-               "required": ["steps", "result"], "additionalProperties": false})
-    } else {
-        json!({"type": "object", "properties": {"result": result},
-               "required": ["result"], "additionalProperties": false})
-    };
     let list = spec
         .labels
         .iter()
         .map(|l| serde_json::to_string(l).unwrap_or_default())
         .collect::<Vec<_>>()
         .join(", ");
-    let instructions = if steps {
-        format!("Respond with only a JSON object: {{\"steps\": [{{\"description\": \"...\", \"conclusion\": \"...\"}}], \"result\": L}}, where the steps are your reasoning and L is exactly one of {list}.")
-    } else {
-        format!(
-            "Respond with only a JSON object: {{\"result\": L}}, where L is exactly one of {list}."
-        )
-    };
     let passing = spec
         .labels
         .iter()
         .map(|l| spec.passing_labels.contains(l))
         .collect();
-    let echo = prompt
-        .as_ref()
-        .map(Prompt::instructions_text)
-        .unwrap_or_default();
     Some(waits(LabelModel {
-        prompt: prompt?,
-        caller: caller?,
+        call: ResultCall::new(
+            caller?,
+            prompt?,
+            steps,
+            &result,
+            "L",
+            &format!("exactly one of {list}"),
+        ),
         labels: spec.labels,
         passing,
-        steps,
         soft: spec.soft,
-        instructions,
-        schema,
-        echo,
     }))
 }
 
 impl LabelModel {
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let started = Instant::now();
-        if let Some(o) = self.caller.prefilter(s, cx, &[&self.echo]) {
-            return o;
-        }
-        let messages = match self.prompt.render(s, &self.instructions) {
-            Ok(m) => m,
-            Err(miss) => return miss.outcome(cx),
-        };
         let top = self.soft.then_some(20);
-        let (required, optional): (&[&str], &[&str]) = if self.steps {
-            (&["steps", "result"], &[])
-        } else {
-            (&["result"], &["steps"])
-        };
-        let (reply, m) = match self
-            .caller
-            .ask(
-                messages,
-                self.schema.clone(),
-                top,
-                started,
-                cx,
-                required,
-                optional,
-                "",
-            )
-            .await
-        {
+        let (reply, m) = match self.call.ask(s, cx, top).await {
             Ok(r) => r,
             Err(o) => return o,
         };
-        if let Err(e) = check_steps(&m) {
-            return unparseable(e);
-        }
         let Some(label) = m.get("result").and_then(Value::as_str) else {
             return unparseable(format!("`result` is not a label: {}", m["result"]));
         };
@@ -206,7 +152,7 @@ impl LabelModel {
         cx.note(|| {
             let mut n = format!(
                 "judge `{}` chose `{label}` ({})",
-                self.caller.judge.endpoint,
+                self.call.caller.judge.endpoint,
                 if self.passing[i] {
                     "passing"
                 } else {

@@ -43,9 +43,7 @@
 //! `judge_http_5xx`, ... — errors, never a 0. Token usage goes to the result's `usage`.
 
 use crate::compile::{waits, At, Compiler};
-use crate::components::judge::{
-    check_steps, steps_schema, unparseable, Caller, JudgeFields, MessageSpec, Prompt,
-};
+use crate::components::judge::{unparseable, Caller, JudgeFields, MessageSpec, Prompt, ResultCall};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
@@ -55,7 +53,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::time::Instant;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -73,17 +70,11 @@ pub struct ScoreModelSpec {
 }
 
 pub struct ScoreModel {
-    prompt: Prompt,
-    caller: Caller,
+    call: ResultCall,
     range: (f64, f64),
     pass_threshold: Option<f64>,
-    steps: bool,
     /// For soft scores: the score tokens and their values.
     soft_scale: Option<Vec<(String, f64)>>,
-    instructions: String,
-    schema: Value,
-    /// The prompt's own words, for the echo check.
-    echo: String,
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
@@ -112,79 +103,33 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     if soft_scale.is_some() {
         result = json!({"type": "integer", "minimum": lo, "maximum": hi});
     }
-    let schema = if steps {
-        json!({"type": "object", "properties": {"steps": steps_schema(), "result": result},
-               "required": ["steps", "result"], "additionalProperties": false})
-    } else {
-        json!({"type": "object", "properties": {"result": result},
-               "required": ["result"], "additionalProperties": false})
-    };
     let kind = if soft_scale.is_some() {
         "an integer"
     } else {
         "a number"
     };
-    let instructions = if steps {
-        format!(
-            "Respond with only a JSON object: {{\"steps\": [{{\"description\": \"...\", \"conclusion\": \"...\"}}], \"result\": R}}, where the steps are your reasoning and R is {kind} from {lo} to {hi}."
-        )
-    } else {
-        format!("Respond with only a JSON object: {{\"result\": R}}, where R is {kind} from {lo} to {hi}.")
-    };
-    let echo = prompt
-        .as_ref()
-        .map(Prompt::instructions_text)
-        .unwrap_or_default();
     Some(waits(ScoreModel {
-        prompt: prompt?,
-        caller: caller?,
+        call: ResultCall::new(
+            caller?,
+            prompt?,
+            steps,
+            &result,
+            "R",
+            &format!("{kind} from {lo} to {hi}"),
+        ),
         range: (lo, hi),
         pass_threshold: spec.pass_threshold,
-        steps,
         soft_scale,
-        instructions,
-        schema,
-        echo,
     }))
 }
 
 impl ScoreModel {
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let started = Instant::now();
-        if let Some(o) = self.caller.prefilter(s, cx, &[&self.echo]) {
-            return o;
-        }
-        let messages = match self.prompt.render(s, &self.instructions) {
-            Ok(m) => m,
-            Err(miss) => return miss.outcome(cx),
-        };
         let top = self.soft_scale.as_ref().map(|_| 20);
-        let optional: &[&str] = if self.steps { &[] } else { &["steps"] };
-        let required: &[&str] = if self.steps {
-            &["steps", "result"]
-        } else {
-            &["result"]
-        };
-        let (reply, m) = match self
-            .caller
-            .ask(
-                messages,
-                self.schema.clone(),
-                top,
-                started,
-                cx,
-                required,
-                optional,
-                "",
-            )
-            .await
-        {
+        let (reply, m) = match self.call.ask(s, cx, top).await {
             Ok(r) => r,
             Err(o) => return o,
         };
-        if let Err(e) = check_steps(&m) {
-            return unparseable(e);
-        }
         let Some(raw) = m.get("result").and_then(Value::as_f64) else {
             return unparseable(format!("`result` is not a number: {}", m["result"]));
         };
@@ -207,7 +152,7 @@ impl ScoreModel {
             }
         }
         cx.note(|| {
-            let mut n = format!("judge `{}` scored {raw}", self.caller.judge.endpoint);
+            let mut n = format!("judge `{}` scored {raw}", self.call.caller.judge.endpoint);
             if raw != hard {
                 let _ = write!(n, " (clipped to {hard})");
             }
