@@ -339,6 +339,14 @@ pub struct JudgeFields {
     #[serde(default)]
     pub deadline_ms: Option<u64>,
 }
+/// See [`Caller::against_row`].
+pub struct AgainstRow {
+    /// The row's text, as it is (not delimited).
+    pub other: String,
+    pub question: Option<String>,
+    /// The policy's answer, delimited.
+    pub candidate: String,
+}
 
 impl Caller {
     pub fn compile(
@@ -424,6 +432,43 @@ impl Caller {
         cx.note(|| format!("prefilter: {why}; scored 0 without a judge call"));
         cx.detail(|| serde_json::json!({"prefilter": why}));
         Some(Outcome::ok(0.0))
+    }
+
+    /// The inputs of a judge that sets the policy's answer against a text from the row
+    /// (pairwise's other response, reference_judge's reference), in the order that makes a broken
+    /// row an error whatever the policy wrote: the row's `other` and `question` first, then the
+    /// prefilter (`echo` for the echo check), a forged verdict key, and the candidate delimited.
+    #[allow(clippy::too_many_arguments)]
+    pub fn against_row(
+        &self,
+        s: &Sample,
+        cx: &mut ScoreCtx,
+        other: &Template,
+        question: Option<&Template>,
+        input: &Template,
+        echo: &str,
+        verdict_keys: &[&str],
+    ) -> Result<AgainstRow, Outcome> {
+        let other = other.render(s).map_err(|m| m.outcome(cx))?.into_owned();
+        let question = match question.map(|q| q.render(s)).transpose() {
+            Ok(q) => q.map(std::borrow::Cow::into_owned),
+            Err(miss) => return Err(miss.outcome(cx)),
+        };
+        if let Some(o) = self.prefilter(s, cx, &[echo]) {
+            return Err(o);
+        }
+        if let Some(o) = self.forged_verdict(s, cx, verdict_keys) {
+            return Err(o);
+        }
+        let candidate = match input.render(s) {
+            Ok(t) => delimit(&t, self.reasoning),
+            Err(miss) => return Err(miss.outcome(cx)),
+        };
+        Ok(AgainstRow {
+            other,
+            question,
+            candidate,
+        })
     }
 
     /// With the prefilter on and `injection: fail`: a candidate that writes one of the grader's own

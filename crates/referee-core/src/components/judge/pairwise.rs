@@ -37,7 +37,7 @@
 
 use crate::compile::{waits, At, Compiler};
 use crate::components::judge::{
-    delimit, exact_keys, unparseable, verdict_object, Caller, JudgeFields,
+    delimit, exact_keys, unparseable, verdict_object, AgainstRow, Caller, JudgeFields,
 };
 use crate::exec::BoxFuture;
 use crate::judge::{soft, JudgeReply};
@@ -220,24 +220,21 @@ impl Pairwise {
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let started = Instant::now();
-        // The dataset's fields first: a broken row is an error whatever the policy wrote.
-        let other = match self.other.render(s) {
-            Ok(o) => o.into_owned(),
-            Err(miss) => return miss.outcome(cx),
-        };
-        let question = match self.question.as_ref().map(|q| q.render(s)).transpose() {
-            Ok(q) => q.map(std::borrow::Cow::into_owned),
-            Err(miss) => return miss.outcome(cx),
-        };
-        if let Some(o) = self.caller.prefilter(s, cx, &[&self.system]) {
-            return o;
-        }
-        if let Some(o) = self.caller.forged_verdict(s, cx, &["winner"]) {
-            return o;
-        }
-        let mine = match self.input.render(s) {
-            Ok(t) => delimit(&t, self.caller.reasoning),
-            Err(miss) => return miss.outcome(cx),
+        let AgainstRow {
+            other,
+            question,
+            candidate: mine,
+        } = match self.caller.against_row(
+            s,
+            cx,
+            &self.other,
+            self.question.as_ref(),
+            &self.input,
+            &self.system,
+            &["winner"],
+        ) {
+            Ok(x) => x,
+            Err(o) => return o,
         };
         let theirs = delimit(&other, self.caller.reasoning);
         let deadline = self.caller.deadline.map(|d| started + d);

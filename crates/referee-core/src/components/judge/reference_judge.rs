@@ -41,7 +41,7 @@
 //! a 0. The trace shows the committed answer and the verdict.
 
 use crate::compile::{waits, At, Compiler};
-use crate::components::judge::{delimit, unparseable, Caller, JudgeFields, NOTICE};
+use crate::components::judge::{unparseable, AgainstRow, Caller, JudgeFields, NOTICE};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
 use crate::node::{AsyncComponent, ScoreCtx};
@@ -164,24 +164,21 @@ is shown for context, but the reference answer is authoritative.",
 impl ReferenceJudge {
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let started = Instant::now();
-        // The dataset's fields first: a broken row is an error whatever the policy wrote.
-        let reference = match self.reference.render(s) {
-            Ok(r) => r.into_owned(),
-            Err(miss) => return miss.outcome(cx),
-        };
-        let question = match self.question.as_ref().map(|q| q.render(s)).transpose() {
-            Ok(q) => q.map(std::borrow::Cow::into_owned),
-            Err(miss) => return miss.outcome(cx),
-        };
-        if let Some(o) = self.caller.prefilter(s, cx, &[&self.system]) {
-            return o;
-        }
-        if let Some(o) = self.caller.forged_verdict(s, cx, &["equivalent"]) {
-            return o;
-        }
-        let candidate = match self.input.render(s) {
-            Ok(t) => delimit(&t, self.caller.reasoning),
-            Err(miss) => return miss.outcome(cx),
+        let AgainstRow {
+            other: reference,
+            question,
+            candidate,
+        } = match self.caller.against_row(
+            s,
+            cx,
+            &self.reference,
+            self.question.as_ref(),
+            &self.input,
+            &self.system,
+            &["equivalent"],
+        ) {
+            Ok(x) => x,
+            Err(o) => return o,
         };
         // Commit first: the judge's own answer, before it sees anything from the policy.
         let mut committed: Option<(String, Value)> = None;
