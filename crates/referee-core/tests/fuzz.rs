@@ -75,6 +75,8 @@ fn rule_based_examples_find_nothing() {
             "examples/r1-format/spec.yaml",
             "examples/r1-format/samples.jsonl",
         ),
+        // The Ray example's spec, on TRL rows of the same shape as its generated Parquet file.
+        ("examples/ray/spec.yaml", "examples/r1-format/samples.jsonl"),
         (
             "examples/json_schema/spec.yaml",
             "examples/json_schema/rollouts.jsonl",

@@ -9,7 +9,9 @@
 //! status ok); entries expected to be errors test the grader against a broken item and are
 //! left out. Each entry was written against its own item; applying it to a data row:
 //! - an entry whose output holds none of its item's values is **item-independent** (format
-//!   tricks, master keys, injections, `sys.exit(0)`) and is applied as it is;
+//!   tricks, master keys, injections, `sys.exit(0)`) and is applied as it is, except to a row
+//!   whose gold it holds, as a whole token or as a number of the same value (`\boxed{0.000000}`,
+//!   written against a tiny fraction, is right on a row whose gold is 0);
 //! - an entry whose output holds its gold (the value of its spec's `reference` field) has that
 //!   gold replaced by the row's gold, as a whole token (`\boxed{1 \text{ or } 2}` for gold 1
 //!   becomes `\boxed{7 \text{ or } 2}` for gold 7), so the hack is aimed at the row; it is
@@ -266,7 +268,12 @@ impl Exploit {
             return None;
         }
         let text = match &self.gold {
-            None => self.text.clone(),
+            None => {
+                if row_gold.is_some_and(|r| holds(&self.text, r.trim())) {
+                    return None;
+                }
+                self.text.clone()
+            }
             Some(g) => {
                 let r = row_gold?.trim();
                 if r != g && !token_occurrences(&self.text, r).is_empty() {
@@ -292,9 +299,42 @@ impl Exploit {
     }
 }
 
+static NUMBER: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"-?\d+(?:\.\d+)?").expect("number pattern"));
+
+/// Whether `text` holds `gold`: as a whole token, or, for a numeric gold, as a number of the
+/// same value (`0.0` for `0`).
+fn holds(text: &str, gold: &str) -> bool {
+    if gold.is_empty() {
+        return false;
+    }
+    if !token_occurrences(text, gold).is_empty() {
+        return true;
+    }
+    let Ok(g) = gold.parse::<f64>() else {
+        return false;
+    };
+    NUMBER
+        .find_iter(text)
+        .any(|m| m.as_str().parse::<f64>().is_ok_and(|x| x == g))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_item_independent_entry_that_holds_the_row_gold_is_not_aimed_at_it() {
+        let c = file(
+            "spec: {type: numeric}\nexploits:\n  - {exploit: zeros, why: w, output: \"\\\\boxed{0.000000}\", expect: {reward: 0}}\n",
+        );
+        let e = &c.exploits[0];
+        assert!(e.aim(Some("0")).is_none());
+        assert!(e.aim(Some("-0.0")).is_none());
+        assert!(e.aim(Some("1")).is_some());
+        assert!(e.aim(None).is_some());
+        assert!(holds("x = 12", "12") && !holds("x = 12", "1") && !holds("abc", ""));
+    }
 
     fn file(yaml: &str) -> CorpusFile {
         Corpus::parse(&[("t.yaml".into(), yaml.into())])
