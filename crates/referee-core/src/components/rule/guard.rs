@@ -28,7 +28,9 @@
 //!   letter or digit, at least three different, once the answer markers are gone (`0 1 … 9`,
 //!   `A B C D E`, a box per digit, "The answer is A. The answer is B. …");
 //! - with `echo`: an answer whose word trigrams are mostly (≥ `max_echo`) the echoed text's,
-//!   e.g. the prompt repeated back with its keywords;
+//!   e.g. the prompt repeated back with its keywords. A word-for-word copy of the echoed text
+//!   is set aside before every check (IFEval's `combination:repeat_prompt` asks for one), so
+//!   the prompt and then a real answer passes, and the prompt alone is empty;
 //! - with `injection: fail`: text addressed to a grader: an override ("ignore the previous
 //!   instructions"), grader role-play, a fake chat turn (`System:` lines, chat-template special
 //!   tokens), or a verdict written as JSON (`"result": 1`, `"score": 10`). Score demands and
@@ -135,6 +137,26 @@ impl Guard {
         if !flags.is_empty() {
             cx.note(|| format!("injection phrases in the answer: {}", flags.join(", ")));
         }
+        // The echoed text copied word for word (IFEval's `combination:repeat_prompt` asks for
+        // the request first) is set aside: what must have substance is the rest.
+        let src = match &self.echo {
+            Some(t) => Some(t.render(s).map_err(|m| m.outcome(cx))?),
+            None => None,
+        };
+        let copied = src
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .and_then(|e| answer.find(e).map(|i| (i, e.len())));
+        let rest;
+        let answer = match copied {
+            Some((i, n)) => {
+                rest = format!("{}\n{}", &answer[..i], &answer[i + n..]);
+                cx.note(|| "the echoed text, copied word for word, is set aside".into());
+                rest.as_str()
+            }
+            None => answer,
+        };
         if let Some(d) = guard::degenerate(answer, self.min_chars) {
             return Ok(Some(d.to_string()));
         }
@@ -143,9 +165,8 @@ impl Guard {
                 "the answer lists options (one letter or digit each) instead of giving one".into(),
             ));
         }
-        if let Some(t) = &self.echo {
-            let src = t.render(s).map_err(|m| m.outcome(cx))?;
-            if let Some(f) = guard::echo_fraction(answer, &[&src]).filter(|f| *f >= self.max_echo) {
+        if let Some(src) = &src {
+            if let Some(f) = guard::echo_fraction(answer, &[src]).filter(|f| *f >= self.max_echo) {
                 return Ok(Some(format!(
                     "the answer repeats the echoed text ({:.0}% of its word trigrams)",
                     f * 100.0
