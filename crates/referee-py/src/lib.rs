@@ -286,7 +286,6 @@ impl PyProgram {
     }
 }
 
-
 /// An audit's rows: a `str` is a data file's text (JSON Lines or a JSON array, read as the CLI
 /// reads it), anything else an iterable of JSON-like rows. A row that is not JSON-like is an
 /// error row (counted by the audit), never an exception.

@@ -30,13 +30,20 @@ fn mapping(
     })
 }
 
-/// Parses a shell's options object (`{}` or `null`: every default). The error is serde's message
-/// (`unknown field ...`, `invalid type ...`).
+/// Parses a shell's options object (`{}` or `null`: every default). The error names the option
+/// and says what is wrong with it (`unknown field ...`, `invalid type ...`).
 pub fn from_value<T: serde::de::DeserializeOwned + Default>(v: Value) -> Result<T, String> {
     if v.is_null() {
         return Ok(T::default());
     }
-    serde_json::from_value(v).map_err(|e| format!("bad options: {e}"))
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!("bad options: {}", e.inner())
+        } else {
+            format!("bad option `{path}`: {}", e.inner())
+        }
+    })
 }
 
 /// `referee fuzz`'s options.
@@ -281,7 +288,10 @@ mod tests {
         let e: EvalParams = from_value(Value::Null).unwrap();
         let o = e.options().unwrap();
         assert_eq!((o.bootstrap.resamples, o.bootstrap.level), (1000, 0.95));
-        assert_eq!((o.responses.as_str(), o.subset.as_str()), ("responses", "subset"));
+        assert_eq!(
+            (o.responses.as_str(), o.subset.as_str()),
+            ("responses", "subset")
+        );
         let c: CompareParams = from_value(json!({"label": "ok"})).unwrap();
         assert_eq!(c.options(false).unwrap().threshold, 0.5);
     }
@@ -290,10 +300,18 @@ mod tests {
     fn bad_options_say_why() {
         let e = from_value::<FuzzParams>(json!({"per_rows": 2})).unwrap_err();
         assert!(e.contains("unknown field `per_rows`"), "{e}");
+        let e = from_value::<CompareParams>(json!({"threshold": "high"})).unwrap_err();
+        assert!(e.starts_with("bad option `threshold`: invalid type"), "{e}");
         let e: EvalParams = from_value(json!({"confidence": 1.5})).unwrap();
-        assert!(e.options().unwrap_err().contains("--confidence must be between 0 and 1"));
+        assert!(e
+            .options()
+            .unwrap_err()
+            .contains("--confidence must be between 0 and 1"));
         let e: EvalParams = from_value(json!({"format": "nope"})).unwrap();
-        assert!(e.options().unwrap_err().contains("unknown eval format `nope`"));
+        assert!(e
+            .options()
+            .unwrap_err()
+            .contains("unknown eval format `nope`"));
         let c = CompareParams::default();
         assert!(c.options(false).unwrap_err().contains("label field"));
         let c: CompareParams = from_value(json!({"label": "x"})).unwrap();
@@ -312,8 +330,10 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(skipped.len(), 2);
         assert!(skipped[0].starts_with("d:2: skipped"), "{skipped:?}");
-        assert!(fuzz_samples(&rows[1..3], &InputMapping::default(), None, "d")
-            .unwrap_err()
-            .contains("no rows to fuzz"));
+        assert!(
+            fuzz_samples(&rows[1..3], &InputMapping::default(), None, "d")
+                .unwrap_err()
+                .contains("no rows to fuzz")
+        );
     }
 }
