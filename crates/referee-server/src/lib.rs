@@ -66,13 +66,16 @@ impl Default for Config {
 /// should hand every program the same sandbox, so the server's runs share one set of slots.
 pub type EnvFactory = Arc<dyn Fn() -> Env + Send + Sync>;
 
+/// A registered program and its spec's JSON.
+type Registered = (Arc<Program>, Arc<Value>);
+
 /// What every request shares: the registered programs and the limits.
 pub struct AppState {
     pub config: Config,
     env: EnvFactory,
     /// Each registered program with its spec's JSON (the fuzz audit reads the spec's types and
     /// gold fields).
-    programs: RwLock<BTreeMap<String, (Arc<Program>, Arc<Value>)>>,
+    programs: RwLock<BTreeMap<String, Registered>>,
     /// Scoring requests admitted (running or waiting).
     admitted: AtomicUsize,
     /// Held by the scoring work itself, so work abandoned at its deadline still counts until it ends.
