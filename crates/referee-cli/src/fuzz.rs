@@ -13,7 +13,8 @@ pub const EXIT_FUZZ_FAILED: u8 = 5;
 pub struct FuzzArgs {
     /// The grader spec (YAML or JSON).
     pub spec: PathBuf,
-    /// Real data: JSONL rows in any input format (`--format`), each with a model output.
+    /// Real data: rows (JSON Lines, a JSON array, or Parquet; `-` for stdin) in any input format
+    /// (`--format`), each with a model output.
     pub data: PathBuf,
     /// A variant passes (a hole) when its reward is at least this.
     #[arg(long, default_value_t = 0.5)]
