@@ -401,15 +401,14 @@ fn a_long_fuzz_does_not_hold_up_other_requests() {
     );
     assert_eq!(s, 200, "{v}");
     let other = t.elapsed();
+    // The property itself: both were answered while the fuzz was still running.
+    let fuzz_still_running = !fuzz.is_finished();
     let ((s, v), fuzz_took) = fuzz.join().unwrap();
     assert_eq!(s, 200, "{v}");
     assert!(v["families"].as_array().unwrap().len() > 3);
     assert!(
-        fuzz_took > Duration::from_millis(800) + other,
-        "the fuzz ({fuzz_took:?}) must outlast the other requests ({other:?}) for this test to mean anything"
+        fuzz_still_running,
+        "other requests ({other:?}) were answered only after the fuzz ({fuzz_took:?}) ended"
     );
-    assert!(
-        other < Duration::from_secs(2),
-        "other requests waited for the fuzz: {other:?}"
-    );
+    assert!(other < Duration::from_secs(10), "{other:?}");
 }
