@@ -4,11 +4,24 @@
     program = referee.compile("spec.yaml")
     program.score([{"prompt": "2+2?", "completion": "\\boxed{4}", "answer": "4"}])
 
+Audits of a spec (the CLI's ``fuzz``, ``eval``, ``compare``, same JSON reports):
+``referee.fuzz(spec, rows)``, ``referee.evaluate(spec, rows)``, ``referee.compare(a, b, rows)``.
+
 Trainer adapters: ``referee.trl``, ``referee.verl``, ``referee.openrlhf``,
 ``referee.verifiers``, ``referee.ray``.
 """
 
-from ._api import Component, Program, Result, SpecError, compile
+from ._api import Component, Program, Result, SpecError, compare, compile, evaluate, fuzz
 from ._referee import __version__
 
-__all__ = ["Component", "Program", "Result", "SpecError", "compile", "__version__"]
+__all__ = [
+    "Component",
+    "Program",
+    "Result",
+    "SpecError",
+    "compare",
+    "compile",
+    "evaluate",
+    "fuzz",
+    "__version__",
+]

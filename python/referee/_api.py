@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
 
@@ -12,6 +13,8 @@ from . import _referee
 from ._referee import Result
 
 SpecLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+#: An audit's data: a list of row dicts, or a path to a JSONL / JSON-array / Parquet file.
+RowsLike = Union[str, "os.PathLike[str]", Iterable[Mapping[str, Any]]]
 
 _SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -78,7 +81,7 @@ def compile(
         raise SpecError(
             [{"path": p, "node_type": t, "message": m} for p, t, m in errors], source
         )
-    return Program(native)
+    return Program(native, source)
 
 
 class Program:
@@ -91,11 +94,13 @@ class Program:
     a status (``None`` reward), never as an exception.
     """
 
-    __slots__ = ("_native", "_parts")
+    __slots__ = ("_native", "_parts", "_source")
 
-    def __init__(self, native: Any):
+    def __init__(self, native: Any, source: Optional[str] = None):
         self._native = native
         self._parts: Optional[list] = None
+        # The spec file's path as given: what the audits' reports call the spec, as the CLI does.
+        self._source = source
 
     def score(self, samples: Iterable[Mapping[str, Any]], **mapping: Any) -> list[Optional[float]]:
         """Rewards in input order; ``None`` where a sample could not be scored or nothing
@@ -156,6 +161,98 @@ class Program:
             self._parts = parts
         return list(self._parts)
 
+    def fuzz(
+        self,
+        rows: RowsLike,
+        *,
+        threshold: float = 0.5,
+        families: Union[None, str, Sequence[str]] = None,
+        per_row: int = 8,
+        seed: int = 0,
+        max_rate: float = 0.0,
+        perturb: bool = True,
+        max_moved: Optional[float] = None,
+        examples: int = 5,
+        limit: Optional[int] = None,
+        exploits: Union[None, str, "os.PathLike[str]"] = None,
+        format: str = "auto",
+        id_field: Optional[str] = None,
+        group_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+    ) -> dict:
+        """``referee fuzz``: scores adversarial variants of the rows' outputs and perturbations
+        of their steps; returns the CLI's ``--json`` report (``report["failed"]`` is its exit
+        code 5). Options are the CLI's flags (``perturb=False`` is ``--no-perturb``, ``limit``
+        is ``--rows``, ``exploits`` a corpus folder). Rows that do not map are skipped with a
+        warning, as the CLI skips them on stderr. Bad options raise ``ValueError``."""
+        if isinstance(families, str):
+            families = [f for f in families.split(",") if f]
+        opts = _options(
+            threshold=threshold, families=families, per_row=per_row, seed=seed,
+            max_rate=max_rate, perturb=perturb, max_moved=max_moved, examples=examples,
+            rows=limit, format=format, id_field=id_field, group_field=group_field,
+            response_field=response_field,
+        )
+        data, name = _audit_rows(rows)
+        report, skipped = self._native.fuzz(
+            data, opts, label=self._source, exploits=_corpus(exploits), data_name=name
+        )
+        if skipped:
+            warnings.warn(f"fuzz skipped {len(skipped)} row(s):\n" + "\n".join(skipped), stacklevel=2)
+        return report
+
+    def evaluate(
+        self,
+        rows: RowsLike,
+        *,
+        format: Optional[str] = None,
+        gold: Optional[str] = None,
+        correct: Optional[str] = None,
+        responses: str = "responses",
+        subset_field: str = "subset",
+        bootstrap: int = 1000,
+        seed: int = 0,
+        confidence: float = 0.95,
+        response_field: Optional[str] = None,
+    ) -> dict:
+        """``referee eval``: RewardBench v1/v2 accuracy, agreement with gold scores (``gold``)
+        or best-of-N selection (``correct``); returns the CLI's JSON report. ``format``:
+        ``auto`` (default), ``rewardbench``, ``rewardbench2``, ``scores``, ``best-of-n``."""
+        opts = _options(
+            format=format, gold=gold, correct=correct, responses=responses,
+            subset_field=subset_field, bootstrap=bootstrap, seed=seed, confidence=confidence,
+            response_field=response_field,
+        )
+        data, _ = _audit_rows(rows)
+        return self._native.evaluate(data, opts, label=self._source)
+
+    def compare(
+        self,
+        other: Optional["Program"],
+        rows: RowsLike,
+        *,
+        label: Optional[str] = None,
+        subset_field: Optional[str] = None,
+        threshold: float = 0.5,
+        format: str = "auto",
+        id_field: Optional[str] = None,
+        group_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+    ) -> dict:
+        """``referee compare``: this spec (a) against ``other`` (b), or against the ``label``
+        field when ``other`` is ``None``; returns the CLI's JSON report (confusion matrix,
+        rates, every disagreement)."""
+        opts = _options(
+            label=label, subset_field=subset_field, threshold=threshold, format=format,
+            id_field=id_field, group_field=group_field, response_field=response_field,
+        )
+        data, _ = _audit_rows(rows)
+        return self._native.compare(
+            None if other is None else other._native, data, opts,
+            a_name=self._source or "a",
+            b_name=(other._source if other is not None else None) or "b",
+        )
+
     @property
     def waits(self) -> bool:
         """Whether scoring waits on a sandbox or a judge."""
@@ -163,6 +260,88 @@ class Program:
 
     def __repr__(self) -> str:
         return f"Program(components={self.component_names!r})"
+
+
+def _program(spec: "SpecLike | Program", judge: Mapping[str, Any]) -> Program:
+    return spec if isinstance(spec, Program) else compile(spec, **judge)
+
+
+def fuzz(
+    spec: "SpecLike | Program",
+    rows: RowsLike,
+    *,
+    judge: Optional[str] = None,
+    judge_model: Optional[str] = None,
+    judge_cache: Optional[str] = None,
+    **options: Any,
+) -> dict:
+    """``referee fuzz SPEC DATA``: compiles the spec (judge options as for ``compile``) and
+    returns ``Program.fuzz(rows, **options)``, the CLI's ``--json`` report."""
+    j = dict(judge=judge, judge_model=judge_model, judge_cache=judge_cache)
+    return _program(spec, j).fuzz(rows, **options)
+
+
+def evaluate(
+    spec: "SpecLike | Program",
+    rows: RowsLike,
+    *,
+    judge: Optional[str] = None,
+    judge_model: Optional[str] = None,
+    judge_cache: Optional[str] = None,
+    **options: Any,
+) -> dict:
+    """``referee eval SPEC DATA``: ``Program.evaluate(rows, **options)``, the CLI's report."""
+    j = dict(judge=judge, judge_model=judge_model, judge_cache=judge_cache)
+    return _program(spec, j).evaluate(rows, **options)
+
+
+def compare(
+    spec_a: "SpecLike | Program",
+    spec_b: "SpecLike | Program | None",
+    rows: RowsLike,
+    *,
+    judge: Optional[str] = None,
+    judge_model: Optional[str] = None,
+    judge_cache: Optional[str] = None,
+    **options: Any,
+) -> dict:
+    """``referee compare SPEC_A SPEC_B DATA`` (or ``spec_b=None, label=FIELD``):
+    ``Program.compare``, the CLI's report."""
+    j = dict(judge=judge, judge_model=judge_model, judge_cache=judge_cache)
+    b = None if spec_b is None else _program(spec_b, j)
+    return _program(spec_a, j).compare(b, rows, **options)
+
+
+def _options(**kw: Any) -> dict:
+    """Keyword options as the core's options object; ``None`` means the core's default."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _audit_rows(rows: RowsLike) -> tuple[Any, str]:
+    """An audit's rows for the native module, and the data's name for messages: a path's text
+    (JSONL or a JSON array, parsed by the core as the CLI parses it), a Parquet file's rows
+    (read with pyarrow), or the given row dicts."""
+    if isinstance(rows, (str, os.PathLike)):
+        p = Path(rows)
+        if p.suffix == ".parquet":
+            import pyarrow.parquet as pq  # the `parquet` extra
+
+            return pq.read_table(p).to_pylist(), os.fspath(rows)
+        return p.read_text(encoding="utf-8"), os.fspath(rows)
+    if isinstance(rows, Mapping):
+        raise TypeError("rows is a list of dicts or a data file's path, not one dict")
+    return list(rows), "rows"
+
+
+def _corpus(folder: Union[None, str, "os.PathLike[str]"]) -> Optional[list[tuple[str, str]]]:
+    """An exploit corpus folder's ``*.yaml``/``*.yml`` files as ``(name, text)``."""
+    if folder is None:
+        return None
+    return [
+        (p.name, p.read_text(encoding="utf-8"))
+        for p in sorted(Path(folder).iterdir())
+        if p.suffix in (".yaml", ".yml")
+    ]
 
 
 def _as_list(samples: Iterable[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:

@@ -55,6 +55,33 @@ class Program:
     @property
     def waits(self) -> bool: ...
     def parts(self) -> list[tuple[str, float, "Program | _Errors"]]: ...
+    # The audits. `rows`: a data file's text (str) or JSON-like row dicts; `options`: the
+    # core's options object (the CLI's flag names with underscores).
+    def fuzz(
+        self,
+        rows: "str | Sequence[Any]",
+        options: Optional[Mapping[str, Any]] = None,
+        *,
+        label: Optional[str] = None,
+        exploits: Optional[Sequence[tuple[str, str]]] = None,
+        data_name: str = "rows",
+    ) -> tuple[dict[str, Any], list[str]]: ...
+    def evaluate(
+        self,
+        rows: "str | Sequence[Any]",
+        options: Optional[Mapping[str, Any]] = None,
+        *,
+        label: Optional[str] = None,
+    ) -> dict[str, Any]: ...
+    def compare(
+        self,
+        other: Optional["Program"],
+        rows: "str | Sequence[Any]",
+        options: Optional[Mapping[str, Any]] = None,
+        *,
+        a_name: str = "a",
+        b_name: str = "b",
+    ) -> dict[str, Any]: ...
 
 def compile(
     spec: Any,

@@ -7,6 +7,7 @@ use crate::{
 };
 use anyhow::Result;
 use referee_core::audit::compare::{compare, CompareOptions, CompareReport, Reference};
+use referee_core::audit::params::CompareParams;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -61,10 +62,24 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    if !args.threshold.is_finite() {
-        eprintln!("error: --threshold must be a finite number");
-        return Ok(EXIT_USAGE);
-    }
+    // The options as every shell builds them (defaults and checks in the core); the row
+    // mapping comes from the flags clap already parsed.
+    let params = CompareParams {
+        label: args.label.clone(),
+        subset_field: args.subset_field.clone(),
+        threshold: args.threshold,
+        ..CompareParams::default()
+    };
+    let opts = match params.options(spec_b.is_some()) {
+        Ok(o) => CompareOptions {
+            mapping: args.mapping.mapping(),
+            ..o
+        },
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
     let using = JudgeUse::Call {
         output: args.output.as_deref(),
     };
@@ -87,12 +102,6 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         (None, None) => unreachable!("checked above"),
     };
     let rows = read_data(&data)?;
-    let opts = CompareOptions {
-        threshold: args.threshold,
-        mapping: args.mapping.mapping(),
-        subset: args.subset_field.clone(),
-        ..CompareOptions::default()
-    };
     let report = compare(
         &a,
         &reference,

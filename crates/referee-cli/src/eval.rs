@@ -3,10 +3,9 @@
 
 use crate::{load_spec, JudgeArgs, JudgeUse, EXIT_OK, EXIT_ROW_ERRORS, EXIT_SPEC, EXIT_USAGE};
 use anyhow::{Context, Result};
-use referee_core::audit::eval::{evaluate, EvalFormat, EvalOptions, EvalReport};
-use referee_core::audit::stats::Bootstrap;
+use referee_core::audit::eval::{evaluate, EvalFormat, EvalReport};
+use referee_core::audit::params::EvalParams;
 use referee_core::audit::Row;
-use referee_core::input::InputMapping;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -120,33 +119,30 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let using = JudgeUse::Call {
         output: args.output.as_deref(),
     };
-    if !(args.confidence > 0.0 && args.confidence < 1.0) {
-        eprintln!(
-            "error: --confidence must be between 0 and 1 (0.95 for a 95% interval), found {}",
-            args.confidence
-        );
-        return Ok(EXIT_USAGE);
-    }
+    // The options as every shell builds them (defaults and checks in the core).
+    let opts = match (EvalParams {
+        format: args.format.as_str().into(),
+        gold: args.gold,
+        correct: args.correct,
+        responses: args.responses,
+        subset_field: args.subset_field,
+        bootstrap: args.bootstrap,
+        seed: args.seed,
+        confidence: args.confidence,
+        response_field: args.response_field,
+    })
+    .options()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
     let Some(program) = load_spec(&args.spec, &args.judge, &using)? else {
         return Ok(EXIT_SPEC);
     };
     let rows = read_data(&args.data)?;
-    let opts = EvalOptions {
-        format: args.format,
-        gold: args.gold,
-        correct: args.correct,
-        responses: args.responses,
-        subset: args.subset_field,
-        mapping: InputMapping {
-            response_field: args.response_field,
-            ..InputMapping::default()
-        },
-        bootstrap: Bootstrap {
-            resamples: args.bootstrap,
-            seed: args.seed,
-            level: args.confidence,
-        },
-    };
     let mut report = match evaluate(&program, &rows, &opts) {
         Ok(r) => r,
         Err(e) => {

@@ -2,9 +2,8 @@
 //! (`referee_core::audit::fuzz`), prints the table and writes the JSON.
 
 use anyhow::{Context, Result};
-use referee_core::audit::fuzz::{self, corpus::Corpus, FuzzOptions};
-use referee_core::Sample;
-use std::io::{BufRead, BufReader};
+use referee_core::audit::fuzz::{self, corpus::Corpus};
+use referee_core::audit::params::{fuzz_samples, FuzzParams};
 use std::path::{Path, PathBuf};
 
 /// Exit code when some family passed (or a perturbation moved more than `--max-moved`).
@@ -14,7 +13,8 @@ pub const EXIT_FUZZ_FAILED: u8 = 5;
 pub struct FuzzArgs {
     /// The grader spec (YAML or JSON).
     pub spec: PathBuf,
-    /// Real data: JSONL rows in any input format (`--format`), each with a model output.
+    /// Real data: rows (JSON Lines, a JSON array, or Parquet; `-` for stdin) in any input format
+    /// (`--format`), each with a model output.
     pub data: PathBuf,
     /// A variant passes (a hole) when its reward is at least this.
     #[arg(long, default_value_t = 0.5)]
@@ -68,9 +68,16 @@ pub fn run(a: &FuzzArgs) -> Result<u8> {
     let text = std::fs::read_to_string(&a.spec)
         .with_context(|| format!("cannot read spec {}", a.spec.display()))?;
     let spec = referee_core::program::parse_spec_text(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let rows = read_rows(&a.data, &a.mapping.mapping(), a.rows)?;
-    if rows.is_empty() {
-        anyhow::bail!("{} has no rows to fuzz", a.data.display());
+    let data = crate::eval::read_data(&a.data)?;
+    let (rows, skipped) = fuzz_samples(
+        &data,
+        &a.mapping.mapping(),
+        a.rows,
+        &a.data.display().to_string(),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    for s in skipped {
+        eprintln!("{s}");
     }
     let owned;
     let corpus = match &a.exploits {
@@ -80,16 +87,19 @@ pub fn run(a: &FuzzArgs) -> Result<u8> {
         }
         None => Corpus::embedded(),
     };
-    let opts = FuzzOptions {
+    // The options as every shell builds them (defaults and checks in the core).
+    let opts = FuzzParams {
         threshold: a.threshold,
-        families: (!a.families.is_empty()).then(|| a.families.clone()),
-        per_row: a.per_row.max(1),
+        families: Some(a.families.clone()),
+        per_row: a.per_row,
         seed: a.seed,
         max_rate: a.max_rate,
         perturb: !a.no_perturb,
         max_moved: a.max_moved,
         examples: a.examples,
-    };
+        ..FuzzParams::default()
+    }
+    .options();
     let label = serde_json::Value::String(a.spec.display().to_string());
     let report = match fuzz::fuzz(&program, &spec, label, &rows, &opts, corpus) {
         Ok(r) => r,
@@ -113,31 +123,6 @@ pub fn run(a: &FuzzArgs) -> Result<u8> {
     } else {
         crate::EXIT_OK
     })
-}
-
-/// The data's rows as samples; a row that does not map is reported on stderr and skipped.
-fn read_rows(
-    path: &Path,
-    mapping: &referee_core::input::InputMapping,
-    limit: Option<usize>,
-) -> Result<Vec<Sample>> {
-    let f = std::fs::File::open(path)
-        .with_context(|| format!("cannot open data {}", path.display()))?;
-    let mut out = Vec::new();
-    for (n, line) in BufReader::new(f).lines().enumerate() {
-        if limit.is_some_and(|l| out.len() >= l) {
-            break;
-        }
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match mapping.parse_line(&line) {
-            Ok(s) => out.push(s),
-            Err(e) => eprintln!("{}:{}: skipped: {}", path.display(), n + 1, e.message),
-        }
-    }
-    Ok(out)
 }
 
 fn read_corpus(dir: &Path) -> Result<Corpus> {

@@ -4,8 +4,10 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use referee_core::input::{InputMapping, RowFormat};
+use pyo3::types::{PyDict, PyList, PyString};
+use referee_core::audit::params::{self, CompareParams, EvalParams, FuzzParams};
+use referee_core::audit::Row;
+use referee_core::input::{InputMapping, RowError, RowFormat};
 use referee_core::judge::{CacheConfig, EndpointConfig};
 use referee_core::{Program, ResultStatus, Sample, ScoreResult};
 use serde_json::Value;
@@ -284,6 +286,41 @@ impl PyProgram {
     }
 }
 
+/// An audit's rows: a `str` is a data file's text (JSON Lines or a JSON array, read as the CLI
+/// reads it), anything else an iterable of JSON-like rows. A row that is not JSON-like is an
+/// error row (counted by the audit), never an exception.
+fn audit_rows(rows: &Bound<'_, PyAny>) -> PyResult<Vec<Row>> {
+    if let Ok(text) = rows.cast::<PyString>() {
+        return Ok(referee_core::audit::read_rows(&text.to_cow()?));
+    }
+    let mut values = Vec::new();
+    for row in rows.try_iter()? {
+        values.push(to_value(&row?).map_err(|e| RowError {
+            reason: "invalid_row",
+            message: format!("row is not JSON-like: {e}"),
+        }));
+    }
+    Ok(params::rows_from_values(values))
+}
+
+/// An options dict (keyword arguments, `None` values dropped by the Python layer) as the core's
+/// params; a bad key or value is a `ValueError` with the core's message.
+fn audit_params<T: serde::de::DeserializeOwned + Default>(
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<T> {
+    let v = match options {
+        Some(o) if !o.is_none() => to_value(o)?,
+        _ => Value::Null,
+    };
+    params::from_value(v).map_err(PyValueError::new_err)
+}
+
+fn report_py<'py, T: serde::Serialize>(py: Python<'py>, report: &T) -> PyResult<Bound<'py, PyAny>> {
+    // Through a JSON value, so the dict is exactly the CLI's `--json` document.
+    let v = serde_json::to_value(report).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_py(py, &v)
+}
+
 #[pymethods]
 impl PyProgram {
     /// Rewards only, in input order (`None` where a sample could not be scored).
@@ -388,6 +425,95 @@ impl PyProgram {
             out.push((p.name, p.weight, prog));
         }
         Ok(out)
+    }
+
+    /// `referee fuzz`: `(report, skipped)`, the report as the CLI's `--json`, `skipped` the rows
+    /// that did not map. `exploits`: corpus files `(name, yaml)` instead of the built-in corpus.
+    #[pyo3(signature = (rows, options=None, *, label=None, exploits=None, data_name="rows"))]
+    fn fuzz<'py>(
+        &self,
+        py: Python<'py>,
+        rows: &Bound<'py, PyAny>,
+        options: Option<&Bound<'py, PyAny>>,
+        label: Option<String>,
+        exploits: Option<Vec<(String, String)>>,
+        data_name: &str,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+        let p: FuzzParams = audit_params(options)?;
+        let mapping = p.mapping().map_err(PyValueError::new_err)?;
+        let rows = audit_rows(rows)?;
+        let corpus = exploits
+            .map(|files| {
+                referee_core::audit::fuzz::corpus::Corpus::parse(&files)
+                    .map_err(|e| PyValueError::new_err(format!("exploit corpus: {e}")))
+            })
+            .transpose()?;
+        let (program, spec) = (self.program.clone(), self.spec.clone());
+        let name = data_name.to_string();
+        let out = py.detach(move || {
+            let (samples, skipped) = params::fuzz_samples(&rows, &mapping, p.rows, &name)?;
+            let corpus = corpus
+                .as_ref()
+                .unwrap_or_else(|| referee_core::audit::fuzz::corpus::Corpus::embedded());
+            let label = label.map_or(Value::Null, Value::String);
+            referee_core::audit::fuzz::fuzz(&program, &spec, label, &samples, &p.options(), corpus)
+                .map(|r| (r, skipped))
+        });
+        let (report, skipped) = out.map_err(PyValueError::new_err)?;
+        Ok((report_py(py, &report)?, skipped))
+    }
+
+    /// `referee eval`: the report as the CLI's JSON.
+    #[pyo3(signature = (rows, options=None, *, label=None))]
+    fn evaluate<'py>(
+        &self,
+        py: Python<'py>,
+        rows: &Bound<'py, PyAny>,
+        options: Option<&Bound<'py, PyAny>>,
+        label: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p: EvalParams = audit_params(options)?;
+        let opts = p.options().map_err(PyValueError::new_err)?;
+        let rows = audit_rows(rows)?;
+        let program = self.program.clone();
+        let mut report = py
+            .detach(move || referee_core::audit::eval::evaluate(&program, &rows, &opts))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        report.spec = label;
+        report_py(py, &report)
+    }
+
+    /// `referee compare`: this program (a) against `other` (b) or the `label` option's field.
+    #[pyo3(signature = (other, rows, options=None, *, a_name="a", b_name="b"))]
+    fn compare<'py>(
+        &self,
+        py: Python<'py>,
+        other: Option<&Bound<'py, PyProgram>>,
+        rows: &Bound<'py, PyAny>,
+        options: Option<&Bound<'py, PyAny>>,
+        a_name: &str,
+        b_name: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use referee_core::audit::compare::{compare, Reference};
+        let p: CompareParams = audit_params(options)?;
+        let opts = p.options(other.is_some()).map_err(PyValueError::new_err)?;
+        let rows = audit_rows(rows)?;
+        let a = self.program.clone();
+        let b = other.map(|o| o.get().program.clone());
+        let b_name = match &p.label {
+            Some(f) => format!("label:{f}"),
+            None => b_name.to_string(),
+        };
+        let a_name = a_name.to_string();
+        let report = py.detach(move || {
+            let reference = match (&b, p.label) {
+                (Some(b), _) => Reference::Spec(b),
+                (None, Some(f)) => Reference::Label(f),
+                (None, None) => unreachable!("checked by CompareParams::options"),
+            };
+            compare(&a, &reference, &rows, &opts, &a_name, &b_name)
+        });
+        report_py(py, &report)
     }
 
     fn __repr__(&self) -> String {

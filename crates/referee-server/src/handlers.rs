@@ -26,7 +26,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -36,7 +36,7 @@ impl ApiError {
         }
     }
 
-    fn spec(e: referee_core::CompileErrors) -> Self {
+    pub(crate) fn spec(e: referee_core::CompileErrors) -> Self {
         ApiError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             code: "spec_error",
@@ -62,7 +62,7 @@ impl IntoResponse for ApiError {
     }
 }
 
-fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -73,7 +73,7 @@ fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
 }
 
 /// A spec given inline: YAML/JSON text, or a JSON object.
-fn spec_text(v: &Value) -> String {
+pub(crate) fn spec_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -155,15 +155,13 @@ impl Drop for Admitted<'_> {
     }
 }
 
-/// Scores rows (already parsed or failed) with admission control and the request deadline;
-/// results in input order, a failed row as an error result.
-async fn run(
+/// Runs blocking work (scoring, an audit) with admission control and the request deadline: at
+/// most `max_in_flight` run at once on blocking threads, `max_queued` wait, the rest get 429.
+pub(crate) async fn admitted<T: Send + 'static>(
     st: &Arc<AppState>,
-    program: Arc<Program>,
-    rows: Vec<Result<Sample, Box<ScoreResult>>>,
-    explain: bool,
     started: Instant,
-) -> Result<Vec<(Option<Value>, ScoreResult)>, ApiError> {
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
     let cfg = &st.config;
     if st.admitted.fetch_add(1, Ordering::SeqCst) >= cfg.max_in_flight + cfg.max_queued {
         st.admitted.fetch_sub(1, Ordering::SeqCst);
@@ -200,6 +198,24 @@ async fn run(
         })?;
     let work = tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        work()
+    });
+    tokio::time::timeout_at(deadline.into(), work)
+        .await
+        .map_err(|_| late())?
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
+}
+
+/// Scores rows (already parsed or failed) with admission control and the request deadline;
+/// results in input order, a failed row as an error result.
+async fn run(
+    st: &Arc<AppState>,
+    program: Arc<Program>,
+    rows: Vec<Result<Sample, Box<ScoreResult>>>,
+    explain: bool,
+    started: Instant,
+) -> Result<Vec<(Option<Value>, ScoreResult)>, ApiError> {
+    let out = admitted(st, started, move || {
         let n = rows.len();
         let mut out: Vec<Option<(Option<Value>, ScoreResult)>> = (0..n).map(|_| None).collect();
         let mut ok_idx = Vec::new();
@@ -220,11 +236,8 @@ async fn run(
         out.into_iter()
             .map(|o| o.expect("every row has a result"))
             .collect::<Vec<_>>()
-    });
-    let out = tokio::time::timeout_at(deadline.into(), work)
-        .await
-        .map_err(|_| late())?
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    })
+    .await?;
     st.metrics.results(out.iter().map(|(_, r)| r));
     Ok(out)
 }

@@ -4,6 +4,9 @@
 //! - `POST /v1/score`: `{spec | program, samples: [rows], explain?}` → `{results, summary}`, the
 //!   results in input order, rows in any format the CLI reads (Referee/OpenAI, TRL, verl).
 //! - `POST /v1/programs`: `{name, spec}` compiles once and registers; `GET /v1/programs` lists.
+//! - `POST /v1/fuzz`, `/v1/eval`, `/v1/compare`: the audits (`referee fuzz|eval|compare`),
+//!   `{spec | program, rows: [rows], options?}` (compare: also `spec_b | program_b`, or the
+//!   `label` option) → the CLI's `--json` report; options are the CLI's flags, snake_case.
 //! - `POST /get_reward`: OpenRLHF's remote reward shape (`{query, prompts, labels}` →
 //!   `{rewards, scores, extra_logs}`), scored by the program named `default` (or the only one).
 //! - `POST /v1/fine_tuning/alpha/graders/run` and `/validate`: OpenAI's grader endpoints.
@@ -17,6 +20,7 @@
 //! 422 listing every error with its path; a bad row is an error *result* for that row. Scoring
 //! runs on blocking threads, so a slow judge call in one request never stalls another's I/O.
 
+mod audit;
 mod handlers;
 pub mod metrics;
 
@@ -27,6 +31,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use referee_core::exec::Env;
 use referee_core::{CompileErrors, Program};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, RwLock};
@@ -61,11 +66,16 @@ impl Default for Config {
 /// should hand every program the same sandbox, so the server's runs share one set of slots.
 pub type EnvFactory = Arc<dyn Fn() -> Env + Send + Sync>;
 
+/// A registered program and its spec's JSON.
+type Registered = (Arc<Program>, Arc<Value>);
+
 /// What every request shares: the registered programs and the limits.
 pub struct AppState {
     pub config: Config,
     env: EnvFactory,
-    programs: RwLock<BTreeMap<String, Arc<Program>>>,
+    /// Each registered program with its spec's JSON (the fuzz audit reads the spec's types and
+    /// gold fields).
+    programs: RwLock<BTreeMap<String, Registered>>,
     /// Scoring requests admitted (running or waiting).
     admitted: AtomicUsize,
     /// Held by the scoring work itself, so work abandoned at its deadline still counts until it ends.
@@ -90,14 +100,31 @@ impl AppState {
         Program::compile_str_with(spec_text, (self.env)())
     }
 
+    /// Compiles a spec (YAML or JSON text) and returns it with the spec's JSON.
+    pub fn compile_with_spec(&self, spec_text: &str) -> Result<(Program, Value), CompileErrors> {
+        let value = referee_core::program::parse_spec_text(spec_text)?;
+        let p = Program::compile_with(&value, (self.env)())?;
+        Ok((p, value))
+    }
+
     /// Compiles and registers a spec under `name` (replacing any program of that name).
     pub fn register(&self, name: &str, spec_text: &str) -> Result<Arc<Program>, CompileErrors> {
-        let p = Arc::new(self.compile(spec_text)?);
+        let (p, value) = self.compile_with_spec(spec_text)?;
+        let p = Arc::new(p);
         self.programs
             .write()
             .expect("programs lock")
-            .insert(name.to_string(), p.clone());
+            .insert(name.to_string(), (p.clone(), Arc::new(value)));
         Ok(p)
+    }
+
+    /// A registered program with its spec's JSON.
+    pub fn program_and_spec(&self, name: &str) -> Option<(Arc<Program>, Arc<Value>)> {
+        self.programs
+            .read()
+            .expect("programs lock")
+            .get(name)
+            .cloned()
     }
 
     /// The shared sandbox's runs in flight, when the executors count them.
@@ -106,11 +133,7 @@ impl AppState {
     }
 
     pub fn program(&self, name: &str) -> Option<Arc<Program>> {
-        self.programs
-            .read()
-            .expect("programs lock")
-            .get(name)
-            .cloned()
+        self.program_and_spec(name).map(|(p, _)| p)
     }
 
     pub fn program_names(&self) -> Vec<String> {
@@ -134,6 +157,9 @@ pub fn app(state: Arc<AppState>) -> Router {
             post(handlers::register).get(handlers::list_programs),
         )
         .route("/get_reward", post(handlers::get_reward))
+        .route("/v1/fuzz", post(audit::fuzz))
+        .route("/v1/eval", post(audit::eval))
+        .route("/v1/compare", post(audit::compare))
         .route(
             "/v1/fine_tuning/alpha/graders/run",
             post(handlers::openai_run),

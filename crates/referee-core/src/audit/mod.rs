@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod eval;
 pub mod fuzz;
+pub mod params;
 pub mod perturb;
 pub mod stats;
 
