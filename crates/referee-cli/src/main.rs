@@ -185,8 +185,9 @@ enum Cmd {
     /// family how many passed; exit 5 when any did. Perturbation audits (step inflation,
     /// reordering, confidence markers) report how far the reward moves on outputs with steps.
     Fuzz(Box<fuzz::FuzzArgs>),
-    /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, OpenRLHF's `/get_reward`, OpenAI's
-    /// grader endpoints, `/healthz`) until SIGINT/SIGTERM, finishing requests in flight.
+    /// Serve rewards over HTTP (`/v1/score`, `/v1/programs`, the audits `/v1/fuzz`, `/v1/eval`,
+    /// `/v1/compare`, OpenRLHF's `/get_reward`, OpenAI's grader endpoints, `/healthz`) until
+    /// SIGINT/SIGTERM, finishing requests in flight.
     Serve {
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
