@@ -1,17 +1,9 @@
 //! The `referee` binary, run as a real process: outputs that people read are snapshots.
 
+mod common;
+
 use assert_cmd::Command;
-use std::path::PathBuf;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn referee() -> Command {
-    let mut c = Command::cargo_bin("referee").unwrap();
-    c.current_dir(root());
-    c
-}
+use common::{referee, root};
 
 fn stdout(c: &mut Command) -> String {
     let out = c.output().unwrap();

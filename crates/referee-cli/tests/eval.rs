@@ -1,19 +1,10 @@
 //! `referee eval` and `referee compare` as real processes on the committed fixtures under
 //! `fixtures/eval/`: every number is checked against its hand computation (in the comments).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{referee, root};
 use serde_json::{json, Value};
-use std::path::PathBuf;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn referee() -> Command {
-    let mut c = Command::cargo_bin("referee").unwrap();
-    c.current_dir(root());
-    c
-}
 
 /// Runs with `--quiet` and returns the JSON report from stdout.
 fn report(args: &[&str]) -> Value {

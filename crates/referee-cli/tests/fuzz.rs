@@ -1,21 +1,11 @@
 //! `referee fuzz` as a real process: exit codes, the JSON report, the table, and the code
 //! example fuzzed through the real sandbox.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{fault, referee};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn referee() -> Command {
-    let mut c = Command::cargo_bin("referee").unwrap();
-    c.current_dir(root());
-    c
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("referee-fuzz-cli-{}", std::process::id()));
@@ -179,31 +169,6 @@ fn code_example_finds_nothing_in_the_sandbox() {
         .unwrap()
         .iter()
         .all(|e| e["status"] == "ok" && e["reward"] == 0.0));
-}
-
-/// `scripts/fault_server.py` on a free port; killed on drop.
-struct Fault(Child, String);
-
-impl Drop for Fault {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn fault(args: &[&str]) -> Fault {
-    let mut child = std::process::Command::new("python3")
-        .arg(root().join("scripts/fault_server.py"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap();
-    Fault(child, v["base_url"].as_str().unwrap().to_string())
 }
 
 /// A judge without prefilter against a real HTTP endpoint that gives every answer full marks:

@@ -1,21 +1,13 @@
 //! `referee score` on Parquet, run as a real process: the same rows give the same results as
 //! the JSONL path, whichever way they go in and out, and written by Rust or by pyarrow.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{referee, root};
 use referee_core::io::parquet::{write_rows, RowReader};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn referee() -> Command {
-    let mut c = Command::cargo_bin("referee").unwrap();
-    c.current_dir(root());
-    c
-}
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

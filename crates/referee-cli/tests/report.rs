@@ -2,19 +2,11 @@
 //! audit outputs of the shapes `eval`, `fuzz` and `compare` write. (The page in a real browser:
 //! scripts/report_browser_test.py.)
 
-use assert_cmd::Command;
+mod common;
+
+use common::{referee, root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn referee() -> Command {
-    let mut c = Command::cargo_bin("referee").unwrap();
-    c.current_dir(root());
-    c
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));

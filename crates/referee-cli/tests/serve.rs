@@ -1,49 +1,14 @@
 //! `referee serve` as a real process on loopback: start-up line, the endpoints over a socket,
 //! a bad spec refusing to start, and SIGTERM finishing cleanly.
 
+mod common;
+
+use common::{fault, post, root, serve};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(args: &[&str]) -> Server {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("referee"))
-        .current_dir(root())
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
-    let addr = v["listening"]
-        .as_str()
-        .unwrap()
-        .trim_start_matches("http://")
-        .to_string();
-    Server { child, addr }
-}
+use std::process::{Command, Stdio};
 
 /// What an init system sends to stop a service.
 fn sigterm(pid: u32) {
@@ -51,28 +16,9 @@ fn sigterm(pid: u32) {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
 }
 
-/// One HTTP/1.1 request; returns (status, JSON body).
-fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
-    let b = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
-        b.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    // Bodies come whole or chunked; the JSON object is between the first `{` and the last `}`.
-    let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
-    (status, serde_json::from_str(json).unwrap())
-}
-
 #[test]
 fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
-    let mut srv = start(&[
+    let mut srv = serve(&[
         "--spec",
         "default=examples/gsm8k/spec.yaml",
         "--spec-dir",
@@ -130,8 +76,8 @@ fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
     assert_eq!(v[0]["status"], "ok");
     assert_eq!(v[1][0]["correct"], 1.0, "{v}");
     assert_eq!(v[1][1]["correct"], 0.0, "{v}");
-    sigterm(srv.child.id());
-    let status = srv.child.wait().unwrap();
+    sigterm(srv.proc.0.id());
+    let status = srv.proc.0.wait().unwrap();
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
 }
 
@@ -155,7 +101,7 @@ fn a_spec_that_does_not_compile_stops_start_up_with_its_errors() {
 
 #[test]
 fn idle_connections_and_clients_that_vanish_mid_request_do_not_stop_the_server() {
-    let mut srv = start(&["--spec", "default=examples/gsm8k/spec.yaml"]);
+    let mut srv = serve(&["--spec", "default=examples/gsm8k/spec.yaml"]);
     // Hundreds of connections that never send anything.
     let idle: Vec<TcpStream> = (0..600)
         .map(|_| TcpStream::connect(&srv.addr).unwrap())
@@ -192,34 +138,9 @@ fn idle_connections_and_clients_that_vanish_mid_request_do_not_stop_the_server()
     }
     drop(idle);
     assert!(
-        srv.child.try_wait().unwrap().is_none(),
+        srv.proc.0.try_wait().unwrap().is_none(),
         "the server is still running"
     );
-}
-
-/// `scripts/fault_server.py` on a free port; killed on drop.
-struct Fault(Child, String);
-
-impl Drop for Fault {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn fault(args: &[&str]) -> Fault {
-    let mut child = Command::new("python3")
-        .arg(root().join("scripts/fault_server.py"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap();
-    Fault(child, v["base_url"].as_str().unwrap().to_string())
 }
 
 fn judge_spec(dir: &std::path::Path, base_url: &str) -> PathBuf {
@@ -250,15 +171,15 @@ fn a_dying_judge_backend_fails_samples_with_a_reason_and_the_server_keeps_servin
     std::fs::create_dir_all(&dir).unwrap();
     let mut judge = fault(&["--mode", "ok", "--content", "{\"result\": 0.75}"]);
     let spec = judge_spec(&dir, &judge.1);
-    let srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let srv = serve(&["--spec", &format!("default={}", spec.display())]);
     let (s, v) = judged(&srv.addr, "Paris is the capital of France.");
     assert_eq!(
         (s, v["results"][0]["reward"].clone()),
         (200, json!(0.75)),
         "{v}"
     );
-    let _ = judge.0.kill();
-    let _ = judge.0.wait();
+    let _ = judge.0 .0.kill();
+    let _ = judge.0 .0.wait();
     let (s, v) = judged(&srv.addr, "Lyon is the capital of France.");
     assert_eq!(s, 200, "{v}");
     let r = &v["results"][0];
@@ -293,18 +214,18 @@ fn sigterm_finishes_the_requests_in_flight_before_exiting() {
         "{\"result\": 1}",
     ]);
     let spec = judge_spec(&dir, &judge.1);
-    let mut srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let mut srv = serve(&["--spec", &format!("default={}", spec.display())]);
     let addr = srv.addr.clone();
     let inflight = std::thread::spawn(move || judged(&addr, "Paris is the capital of France."));
     std::thread::sleep(std::time::Duration::from_millis(300));
-    sigterm(srv.child.id());
+    sigterm(srv.proc.0.id());
     let (s, v) = inflight.join().unwrap();
     assert_eq!(
         (s, v["results"][0]["reward"].clone()),
         (200, json!(1.0)),
         "{v}"
     );
-    assert!(srv.child.wait().unwrap().success());
+    assert!(srv.proc.0.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -368,7 +289,7 @@ fn a_slow_judge_request_does_not_hold_up_rule_requests() {
         "{\"result\": 1}",
     ]);
     let spec = judge_spec(&dir, &judge.1);
-    let srv = start(&[
+    let srv = serve(&[
         "--spec",
         &format!("default={}", spec.display()),
         "--max-in-flight",
@@ -420,7 +341,7 @@ fn metrics_show_sandbox_runs_in_flight() {
         "type: python\nname: slow\nsource: |\n  import time\n  def grade(sample, item):\n      time.sleep(1.5)\n      return 1.0\n",
     )
     .unwrap();
-    let srv = start(&["--spec", &format!("default={}", spec.display())]);
+    let srv = serve(&["--spec", &format!("default={}", spec.display())]);
     let addr = srv.addr.clone();
     let job = std::thread::spawn(move || {
         post(

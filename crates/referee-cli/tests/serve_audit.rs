@@ -4,54 +4,16 @@
 //! bad input is a 4xx with the reason, the request limits of `/v1/score` apply, and a long fuzz
 //! does not hold up other requests.
 
+mod common;
+
+use common::{post, root, send, serve, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(args: &[&str]) -> Server {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("referee"))
-        .current_dir(root())
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
-    let addr = v["listening"]
-        .as_str()
-        .unwrap()
-        .trim_start_matches("http://")
-        .to_string();
-    Server { child, addr }
-}
 
 /// The specs the tests audit, registered by name.
 fn server() -> Server {
-    start(&[
+    serve(&[
         "--spec",
         "last_number=fixtures/fuzz/weak/last_number.yaml",
         "--spec",
@@ -63,31 +25,6 @@ fn server() -> Server {
         "--spec",
         "lenient=fixtures/eval/lenient.yaml",
     ])
-}
-
-/// One HTTP/1.1 request; returns (status, JSON body).
-fn send(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    // Bodies come whole or chunked; the JSON object is between the first `{` and the last `}`.
-    let json = match (body.find('{'), body.rfind('}')) {
-        (Some(a), Some(b)) => serde_json::from_str(&body[a..=b]).unwrap(),
-        _ => Value::Null,
-    };
-    (status, json)
-}
-
-fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
-    send(addr, "POST", path, &body.to_string())
 }
 
 fn rows(path: &str) -> Vec<Value> {
@@ -259,7 +196,7 @@ fn eval_and_compare_reports_are_the_clis() {
 
 #[test]
 fn bad_input_is_refused_with_the_reason() {
-    let srv = start(&[
+    let srv = serve(&[
         "--spec",
         "math=fixtures/eval/math.yaml",
         "--max-batch",
