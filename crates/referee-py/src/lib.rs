@@ -85,6 +85,7 @@ fn mapping(
         id_field,
         group_field,
         response_field,
+        ..InputMapping::default()
     })
 }
 
