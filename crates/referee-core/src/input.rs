@@ -546,7 +546,7 @@ mod tests {
             r#"{"schema": {"a": 1}, "completion": "c"}"#,
             r#"{"item": {"schema": {"a": 1}}, "sample": {"output_text": "o"}} x"#,
             r#"{"item": {"schema": {"a": 1}, "sample": {"output_text": "o"}"#,
-            r#"[1]"#,
+            "[1]",
             r#"{"item": {"schema": {"a": 1}}}"#,
         ];
         for l in lines {

@@ -420,34 +420,35 @@ impl JsonSchemaGrader {
             })?,
         );
         if let Ok(mut cache) = cache.write() {
-            match digest {
-                Some(d) => {
-                    if cache.by_digest.len() >= CACHE_MAX {
-                        cache.by_digest.clear();
-                    }
-                    let bucket = cache.by_digest.entry(d.hash()).or_default();
-                    if bucket.len() >= BUCKET_MAX {
-                        bucket.remove(0);
-                    }
-                    bucket.push((d.clone(), c.clone()));
-                }
-                None => {
-                    if cache.by_value.len() >= CACHE_MAX {
-                        cache.by_value.clear();
-                    }
-                    let bucket = cache.by_value.entry(key).or_default();
-                    if bucket.len() >= BUCKET_MAX {
-                        bucket.remove(0); // bounds the walks a lookup can take
-                    }
-                    bucket.push((Flat::of(v), c.clone()));
-                }
+            if let Some(d) = digest {
+                remember(&mut cache.by_digest, d.hash(), d.clone(), c.clone());
+            } else {
+                remember(&mut cache.by_value, key, Flat::of(v), c.clone());
             }
         }
         Ok(c)
     }
 }
 
-/// The cache key of an item schema: a cheap fingerprint, not a hash of the whole schema (a
+/// Adds a schema to its bucket, bounding the map and the bucket (which bounds the comparisons
+/// a lookup can take).
+fn remember<K>(
+    map: &mut HashMap<u64, Vec<(K, Arc<Compiled>)>, foldhash::fast::FixedState>,
+    hash: u64,
+    k: K,
+    c: Arc<Compiled>,
+) {
+    if map.len() >= CACHE_MAX {
+        map.clear();
+    }
+    let bucket = map.entry(hash).or_default();
+    if bucket.len() >= BUCKET_MAX {
+        bucket.remove(0);
+    }
+    bucket.push((k, c));
+}
+
+/// The cache key of an item schema without a digest: a cheap fingerprint, not a hash of the whole schema (a
 /// full walk on every row cost as much as the comparison that must follow anyway). It reads the
 /// root's members (names, scalar values such as `title` or `$id`, container sizes) and the names
 /// one level down (the property names), so schemas that differ there land in different buckets;
