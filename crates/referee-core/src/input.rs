@@ -133,7 +133,7 @@ impl InputMapping {
         let mut a = Anchors {
             line,
             fields: &self.digest_fields,
-            open: Vec::new(),
+            open: None,
             digests: Vec::new(),
         };
         let mut d = serde_json::Deserializer::from_str(line);
@@ -300,20 +300,20 @@ impl InputMapping {
 
 type Digests = Vec<(Arc<str>, Digest)>;
 
-/// What the digesting parse keeps track of: the line, the digested fields whose text is still
-/// open (its start offset), and the finished digests.
+/// What the digesting parse keeps track of: the line, the digested field whose text is still
+/// open (its start offset; one at most, since the next key closes it), and the finished digests.
 struct Anchors<'a, 'de> {
     line: &'de str,
     fields: &'a [Arc<str>],
-    open: Vec<(Arc<str>, usize)>,
+    open: Option<(Arc<str>, usize)>,
     digests: Digests,
 }
 
 impl<'de> Anchors<'_, 'de> {
     /// A key seen at `at` (its text's offset in the line): it follows every value parsed so far,
-    /// so it ends the text of every open digest.
+    /// so it ends the text of the open digest.
     fn anchor(&mut self, at: usize) {
-        for (f, start) in self.open.drain(..) {
+        if let Some((f, start)) = self.open.take() {
             let d = Digest::of_text(&self.line.as_bytes()[start..at]);
             self.digests.push((f, d));
         }
@@ -431,7 +431,7 @@ impl<'de> Visitor<'de> for ItemVisitor<'_, '_, 'de> {
             let v = map.next_value::<Value>()?;
             if let (Some(f), Some(end)) = (self.0.fields.iter().find(|f| ***f == *k), end) {
                 // The text starts right after the key's closing quote (`: <value>...`).
-                self.0.open.push((f.clone(), end + 1));
+                self.0.open = Some((f.clone(), end + 1));
             }
             if item.insert(k, v).is_some() {
                 return Err(A::Error::custom("parsed the ordinary way"));
