@@ -841,6 +841,40 @@ mod tests {
         assert_eq!(p.score(&s).reward, Some(0.0));
     }
 
+    /// Every case of the suite and the exploit corpus, scored from a row parsed with digests,
+    /// gives the very result (and explanation) it gives from a sample built by hand.
+    #[test]
+    fn suite_and_exploits_score_alike_through_digests() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut seen = 0;
+        for (file, list) in [
+            ("tests/suite/json_schema.yaml", "cases"),
+            ("../../fixtures/exploits/json_schema.yaml", "exploits"),
+        ] {
+            let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+            let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+            for case in doc[list].as_array().unwrap() {
+                let Some(output) = case["output"].as_str() else {
+                    continue;
+                };
+                let spec = case.get("spec").unwrap_or(&doc["spec"]);
+                let p = Program::compile(spec).unwrap();
+                let item = case.get("item").cloned().unwrap_or_else(|| json!({}));
+                let plain = Sample::new(output, item.clone());
+                let row = json!({"item": item, "sample": {"output_text": output}}).to_string();
+                let m = crate::input::InputMapping::default().for_program(&p);
+                let digested = m.parse_line(&row).unwrap();
+                assert_eq!(p.score(&plain), p.score(&digested), "{case}");
+                assert_eq!(p.explain(&plain), p.explain(&digested), "{case}");
+                seen += usize::from(digested.item_digest("schema").is_some());
+            }
+        }
+        assert!(
+            seen >= 3,
+            "only {seen} cases read their schema from the item"
+        );
+    }
+
     #[test]
     fn a_bad_digested_schema_is_an_error_every_time() {
         let p = Program::compile(&json!({"type": "json_schema"})).unwrap();
