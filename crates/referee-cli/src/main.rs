@@ -95,6 +95,7 @@ impl MappingArgs {
             id_field: self.id_field.clone(),
             group_field: self.group_field.clone(),
             response_field: self.response_field.clone(),
+            ..InputMapping::default()
         }
     }
 }
@@ -356,7 +357,7 @@ fn run(cli: Cli) -> Result<u8> {
             }
             let opts = score::Options {
                 explain,
-                mapping: mapping.mapping(),
+                mapping: mapping.mapping().for_program(&program),
                 summary_json,
                 quiet,
             };

@@ -100,6 +100,8 @@ pub struct Compiler {
     judge_missing: Option<String>,
     /// Some node resolved a judge.
     judged: bool,
+    /// Item fields some node wants digested while rows are parsed (see [`crate::digest`]).
+    item_digests: Vec<std::sync::Arc<str>>,
 }
 
 /// A model grader's handle on its endpoint, resolved at compile time.
@@ -133,6 +135,18 @@ impl Compiler {
 
     pub fn grouped(&self) -> bool {
         self.grouped
+    }
+
+    /// Asks the input layer to digest `item[field]` while it parses each row
+    /// ([`crate::Sample::item_digest`]); a node must still work without one.
+    pub fn want_item_digest(&mut self, field: &str) {
+        if !self.item_digests.iter().any(|f| **f == *field) {
+            self.item_digests.push(field.into());
+        }
+    }
+
+    pub fn item_digests(&self) -> &[std::sync::Arc<str>] {
+        &self.item_digests
     }
 
     /// Connects the spec's `judges:` section (plus the shell's endpoints) before any node is

@@ -14,9 +14,13 @@
 //! `auto` picks per row: `sample`/`model_sample` → openai, `reward_model`/`data_source` → verl,
 //! `completion` → trl.
 
+use crate::digest::Digest;
 use crate::sample::{last_assistant_text, Sample};
 use crate::template::value_text;
+use serde::de::{DeserializeSeed, Error as _, MapAccess, Visitor};
+use serde::Deserializer as _;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RowFormat {
@@ -54,6 +58,9 @@ pub struct InputMapping {
     pub group_field: Option<String>,
     /// Where the model output is, overriding the format's default.
     pub response_field: Option<String>,
+    /// Item fields to digest while parsing (see [`crate::digest`]): what the compiled spec asks
+    /// for ([`InputMapping::for_program`]). Only `referee`/`openai` rows get digests.
+    pub digest_fields: Vec<Arc<str>>,
 }
 
 /// Why a row could not become a sample: a stable reason and a message.
@@ -92,15 +99,57 @@ fn get_in<'a>(obj: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
 }
 
 impl InputMapping {
+    /// This mapping, digesting the item fields `program` asks for.
+    #[must_use]
+    pub fn for_program(mut self, program: &crate::Program) -> Self {
+        self.digest_fields = program.item_digest_fields().to_vec();
+        self
+    }
+
     /// Parses one JSONL line into a sample, or says why not.
     pub fn parse_line(&self, line: &str) -> Result<Sample, RowError> {
+        if !self.digest_fields.is_empty() {
+            // Any row the digesting parse does not take (not an object, a duplicate key, an
+            // `item` that is not an object, invalid JSON) is parsed the ordinary way below, so
+            // results and messages are the same with or without digests.
+            if let Ok((row, digests)) = self.parse_digested(line) {
+                let (mut s, format) = self.sample_as(Value::Object(row))?;
+                if format == RowFormat::Referee {
+                    s.set_item_digests(digests);
+                }
+                return Ok(s);
+            }
+        }
         let v: Value = serde_json::from_str(line)
             .map_err(|e| err("invalid_json", format!("line is not valid JSON: {e}")))?;
         self.sample(v)
     }
 
+    /// The row as `serde_json` parses it, with the digests of `item`'s digested fields.
+    fn parse_digested(
+        &self,
+        line: &str,
+    ) -> Result<(Map<String, Value>, Digests), serde_json::Error> {
+        let mut a = Anchors {
+            line,
+            fields: &self.digest_fields,
+            open: None,
+            digests: Vec::new(),
+        };
+        let mut d = serde_json::Deserializer::from_str(line);
+        let row = d.deserialize_map(RowVisitor(&mut a))?;
+        d.end()?;
+        a.anchor(line.len());
+        Ok((row, a.digests))
+    }
+
     /// Maps one row to a sample.
     pub fn sample(&self, row: Value) -> Result<Sample, RowError> {
+        self.sample_as(row).map(|(s, _)| s)
+    }
+
+    /// Maps one row to a sample, saying which format it was read as.
+    fn sample_as(&self, row: Value) -> Result<(Sample, RowFormat), RowError> {
         let Value::Object(obj) = row else {
             return Err(err("invalid_row", "row is not a JSON object"));
         };
@@ -117,7 +166,7 @@ impl InputMapping {
         };
         s.id = id;
         s.group = group;
-        Ok(s)
+        Ok((s, format))
     }
 
     fn id(&self, obj: &Map<String, Value>, f: RowFormat) -> Option<Value> {
@@ -249,6 +298,149 @@ impl InputMapping {
     }
 }
 
+type Digests = Vec<(Arc<str>, Digest)>;
+
+/// What the digesting parse keeps track of: the line, the digested field whose text is still
+/// open (its start offset; one at most, since the next key closes it), and the finished digests.
+struct Anchors<'a, 'de> {
+    line: &'de str,
+    fields: &'a [Arc<str>],
+    open: Option<(Arc<str>, usize)>,
+    digests: Digests,
+}
+
+impl<'de> Anchors<'_, 'de> {
+    /// A key seen at `at` (its text's offset in the line): it follows every value parsed so far,
+    /// so it ends the text of the open digest.
+    fn anchor(&mut self, at: usize) {
+        if let Some((f, start)) = self.open.take() {
+            let d = Digest::of_text(&self.line.as_bytes()[start..at]);
+            self.digests.push((f, d));
+        }
+    }
+
+    /// Where a key borrowed from the line starts, if it is (a key with escapes is a copy).
+    fn offset(&self, key: &Key<'de>) -> Option<usize> {
+        let Key::Borrowed(k) = key else { return None };
+        let off = (k.as_ptr() as usize).checked_sub(self.line.as_ptr() as usize)?;
+        (off + k.len() <= self.line.len()).then_some(off)
+    }
+
+    /// Reads the next key of a map, anchoring on it; `Some((key, end of its text))`.
+    fn key<A: MapAccess<'de>>(
+        &mut self,
+        map: &mut A,
+    ) -> Result<Option<(String, Option<usize>)>, A::Error> {
+        let Some(k) = map.next_key_seed(KeySeed)? else {
+            return Ok(None);
+        };
+        let at = self.offset(&k);
+        if let Some(at) = at {
+            self.anchor(at);
+        }
+        let name = match k {
+            Key::Borrowed(k) => k.to_string(),
+            Key::Owned(k) => k,
+        };
+        // serde_json's private tokens (arbitrary-precision numbers) mean a value, not a map.
+        if name.starts_with("$serde_json::private::") {
+            return Err(A::Error::custom("parsed the ordinary way"));
+        }
+        let end = at.map(|a| a + name.len());
+        Ok(Some((name, end)))
+    }
+}
+
+enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key<'de>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Key<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_borrowed_str<E>(self, k: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key::Borrowed(k))
+    }
+
+    fn visit_str<E>(self, k: &str) -> Result<Key<'de>, E> {
+        Ok(Key::Owned(k.to_string()))
+    }
+}
+
+/// A row's top level, built as `Value` builds it, with `item` read by [`ItemVisitor`].
+struct RowVisitor<'a, 'b, 'de>(&'b mut Anchors<'a, 'de>);
+
+impl<'de> Visitor<'de> for RowVisitor<'_, '_, 'de> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut row = Map::new();
+        while let Some((k, _)) = self.0.key(&mut map)? {
+            let v = if k == "item" {
+                map.next_value_seed(ItemVisitor(&mut *self.0))?
+            } else {
+                map.next_value::<Value>()?
+            };
+            // `Value` keeps the last of a duplicate key: such rows take the ordinary path.
+            if row.insert(k, v).is_some() {
+                return Err(A::Error::custom("parsed the ordinary way"));
+            }
+        }
+        Ok(row)
+    }
+}
+
+/// An `item` object, built as `Value` builds it, where each digested field opens a digest.
+struct ItemVisitor<'a, 'b, 'de>(&'b mut Anchors<'a, 'de>);
+
+impl<'de> DeserializeSeed<'de> for ItemVisitor<'_, '_, 'de> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemVisitor<'_, '_, 'de> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut item = Map::new();
+        while let Some((k, end)) = self.0.key(&mut map)? {
+            let v = map.next_value::<Value>()?;
+            if let (Some(f), Some(end)) = (self.0.fields.iter().find(|f| ***f == *k), end) {
+                // The text starts right after the key's closing quote (`: <value>...`).
+                self.0.open = Some((f.clone(), end + 1));
+            }
+            if item.insert(k, v).is_some() {
+                return Err(A::Error::custom("parsed the ordinary way"));
+            }
+        }
+        Ok(Value::Object(item))
+    }
+}
+
 fn detect(obj: &Map<String, Value>) -> Result<RowFormat, RowError> {
     if obj.contains_key("sample") || obj.contains_key("model_sample") {
         Ok(RowFormat::Referee)
@@ -333,6 +525,69 @@ mod tests {
             .sample(json!({"data_source": "x", "gen": {"text": "hello"}}))
             .unwrap();
         assert_eq!(s.output_text, "hello");
+    }
+
+    #[test]
+    fn digesting_parse_gives_the_same_samples_and_errors() {
+        let plain = InputMapping::default();
+        let digesting = InputMapping {
+            digest_fields: vec![Arc::from("schema")],
+            ..Default::default()
+        };
+        let lines = [
+            r#"{"id": 1, "group": "g", "item": {"schema": {"type": "object", "x": [1, 2.5, -0, null]}, "k": 1}, "sample": {"output_text": "o"}}"#,
+            r#"{"item": {"schema": "text", "schema2": {}}, "model_sample": "m"}"#,
+            r#"{"item": {}, "sample": {"output_text": "o"}}"#,
+            r#"{"item": null, "sample": {"output_text": "o"}}"#,
+            r#"{"item": 5, "sample": {"output_text": "o"}}"#,
+            r#"{"item": {"schema": {"a": 1, "a": 2}}, "sample": {"output_text": "o"}}"#,
+            r#"{"item": {"schema": 1, "schema": 2}, "sample": {"output_text": "o"}}"#,
+            r#"{"item": {"schema": 1}, "item": {"schema": 2}, "sample": {"output_text": "o"}}"#,
+            r#"{"schema": {"a": 1}, "completion": "c"}"#,
+            r#"{"item": {"schema": {"a": 1}}, "sample": {"output_text": "o"}} x"#,
+            r#"{"item": {"schema": {"a": 1}, "sample": {"output_text": "o"}"#,
+            "[1]",
+            r#"{"item": {"schema": {"a": 1}}}"#,
+        ];
+        for l in lines {
+            match (plain.parse_line(l), digesting.parse_line(l)) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(
+                        (&a.id, &a.group, &a.item, &a.output_text),
+                        (&b.id, &b.group, &b.item, &b.output_text),
+                        "{l}"
+                    );
+                    assert!(a.item_digest("schema").is_none());
+                    match (b.item.get("schema"), b.item_digest("schema")) {
+                        // The digest's text starts with the value it stands for.
+                        (Some(v), Some(d)) => {
+                            let text = std::str::from_utf8(d.bytes()).unwrap();
+                            let text = text.trim_start().strip_prefix(':').unwrap();
+                            let mut de = serde_json::Deserializer::from_str(text);
+                            let parsed = <Value as serde::Deserialize>::deserialize(&mut de);
+                            assert_eq!(parsed.unwrap(), *v, "{l}");
+                        }
+                        (_, None) => {}
+                        (None, Some(_)) => panic!("a digest without its field: {l}"),
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{l}"),
+                (a, b) => panic!("{l}: {a:?} vs {b:?}"),
+            }
+        }
+        let d = |l: &str| {
+            digesting
+                .parse_line(l)
+                .unwrap()
+                .item_digest("schema")
+                .cloned()
+        };
+        // A key twice inside the value is fine: the same text always parses to the same value.
+        assert!(d(lines[0]).is_some() && d(lines[1]).is_some() && d(lines[5]).is_some());
+        // Rows the digesting parse hands back, and non-referee rows, carry none.
+        for l in [lines[3], lines[6], lines[7], lines[8]] {
+            assert_eq!(d(l), None, "{l}");
+        }
     }
 
     #[test]

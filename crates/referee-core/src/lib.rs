@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod compile;
 pub mod components;
+pub mod digest;
 pub mod exec;
 pub mod formula;
 pub mod group;

@@ -28,6 +28,8 @@ pub struct Program {
     judged: bool,
     /// The `group:` section (advantages, flat groups, diagnostics); `None` when off.
     group: Option<GroupStage>,
+    /// Item fields to digest while parsing rows ([`crate::input::InputMapping::for_program`]).
+    item_digests: Vec<Arc<str>>,
 }
 
 impl std::fmt::Debug for Program {
@@ -220,6 +222,7 @@ impl Program {
         };
         let cx_grouped = cx.grouped();
         let judged = cx.judged();
+        let item_digests = cx.item_digests().to_vec();
         let errors = cx.into_errors();
         match root {
             Some(root) if errors.is_empty() => {
@@ -233,6 +236,7 @@ impl Program {
                     names,
                     judged,
                     group,
+                    item_digests,
                 })
             }
             _ => {
@@ -252,6 +256,11 @@ impl Program {
     /// The component names in spec order: the keys of every result's `components`.
     pub fn component_names(&self) -> &[Arc<str>] {
         &self.names
+    }
+
+    /// The item fields this program reads faster with a digest made while parsing.
+    pub fn item_digest_fields(&self) -> &[Arc<str>] {
+        &self.item_digests
     }
 
     /// Whether some node calls a judge, so every result carries `usage`.

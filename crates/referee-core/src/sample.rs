@@ -1,7 +1,8 @@
 //! The sample: one model output with the dataset row it answers (DESIGN.md §2).
 
+use crate::digest::Digest;
 use serde_json::Value;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// One model output to score. Built once per input line; read-only while scoring.
 #[derive(Debug, Default)]
@@ -17,6 +18,9 @@ pub struct Sample {
     /// `output_json` given explicitly in the input; otherwise parsed lazily from `output_text`.
     explicit_json: Option<Value>,
     parsed_json: OnceLock<Option<Value>>,
+    /// Digests of item fields, written by the input layer while it parsed `item` (never by
+    /// hand: a digest must be of the value it sits beside).
+    item_digests: Vec<(Arc<str>, Digest)>,
 }
 
 impl Sample {
@@ -33,6 +37,19 @@ impl Sample {
     pub fn with_output_json(mut self, v: Value) -> Self {
         self.explicit_json = Some(v);
         self
+    }
+
+    /// The digest of `item[field]` when the input layer made one (the compiled spec asked for it
+    /// and the row was parsed from text); `None` otherwise.
+    pub fn item_digest(&self, field: &str) -> Option<&Digest> {
+        self.item_digests
+            .iter()
+            .find(|(f, _)| **f == *field)
+            .map(|(_, d)| d)
+    }
+
+    pub(crate) fn set_item_digests(&mut self, d: Vec<(Arc<str>, Digest)>) {
+        self.item_digests = d;
     }
 
     /// `output_text` parsed as JSON, or `None` when it is not valid JSON. Parsed at most once,

@@ -128,6 +128,21 @@ impl Template {
         &self.src
     }
 
+    /// `Some(key)` when the template is exactly `{{item.key}}`.
+    pub fn item_field(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [Part::Var(VarPath {
+                root: Root::Item,
+                steps,
+                ..
+            })] => match steps.as_slice() {
+                [Step::Key(k)] => Some(k),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// True when the template has no variables at all.
     pub fn is_literal(&self) -> bool {
         self.parts.iter().all(|p| matches!(p, Part::Lit(_)))

@@ -87,6 +87,7 @@ fn mapping(
         id_field,
         group_field,
         response_field,
+        ..InputMapping::default()
     })
 }
 

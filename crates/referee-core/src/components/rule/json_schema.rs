@@ -57,6 +57,7 @@ mod doc;
 mod parse;
 
 use crate::compile::{sync, At, Compiler};
+use crate::digest::Digest;
 use crate::node::{ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
@@ -143,14 +144,27 @@ enum Source {
     Inline(Compiled),
     Item {
         template: Template,
-        /// Item schemas by their fingerprint, each checked in full on a hit. Datasets reuse a few
-        /// schemas across many rows, and building a validator costs far more than running it.
-        cache: RwLock<HashMap<u64, SchemaBucket, foldhash::fast::FixedState>>,
+        /// The item field the template reads when it is exactly `{{item.<field>}}`: rows parsed
+        /// from text then carry its digest ([`crate::digest`]).
+        field: Option<String>,
+        /// Datasets reuse a few schemas across many rows, and building a validator costs far
+        /// more than running it.
+        cache: RwLock<Cache>,
     },
+}
+
+/// Compiled item schemas, found by the row's digest of the schema field when it has one (a
+/// byte comparison), else by a fingerprint of the schema's `Value` and an in-order walk.
+#[derive(Default)]
+struct Cache {
+    by_value: HashMap<u64, SchemaBucket, foldhash::fast::FixedState>,
+    by_digest: HashMap<u64, DigestBucket, foldhash::fast::FixedState>,
 }
 
 /// Schemas sharing a fingerprint, each with its validator.
 type SchemaBucket = Vec<(Flat, Arc<Compiled>)>;
+/// Schema fields sharing a digest hash, each with its validator.
+type DigestBucket = Vec<(Digest, Arc<Compiled>)>;
 
 const CACHE_MAX: usize = 1024;
 /// Schemas kept per fingerprint.
@@ -180,10 +194,10 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
                 None
             }
         },
-        Some(Value::String(t)) => cx.template(&t, at, "schema").map(item_source),
+        Some(Value::String(t)) => cx.template(&t, at, "schema").map(|t| item_source(t, cx)),
         None => cx
             .template("{{item.schema}}", at, "schema")
-            .map(item_source),
+            .map(|t| item_source(t, cx)),
         Some(other) => {
             cx.err(
                 at,
@@ -214,10 +228,15 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     }))
 }
 
-fn item_source(template: Template) -> Source {
+fn item_source(template: Template, cx: &mut Compiler) -> Source {
+    let field = template.item_field().map(str::to_string);
+    if let Some(f) = &field {
+        cx.want_item_digest(f);
+    }
     Source::Item {
         template,
-        cache: RwLock::new(HashMap::default()),
+        field,
+        cache: RwLock::new(Cache::default()),
     }
 }
 
@@ -345,9 +364,25 @@ fn require_all_properties(s: &mut Value) {
 
 impl JsonSchemaGrader {
     fn schema(&self, s: &Sample) -> Result<Arc<Compiled>, Outcome> {
-        let Source::Item { template, cache } = &self.source else {
+        let Source::Item {
+            template,
+            field,
+            cache,
+        } = &self.source
+        else {
             unreachable!("inline schemas are not looked up")
         };
+        let digest = field.as_deref().and_then(|f| s.item_digest(f));
+        if let (Some(d), Ok(c)) = (digest, cache.read()) {
+            // Equal digests are equal values: the bytes are compared, never only the hash.
+            if let Some((_, c)) = c
+                .by_digest
+                .get(&d.hash())
+                .and_then(|b| b.iter().find(|(x, _)| x.bytes() == d.bytes()))
+            {
+                return Ok(c.clone());
+            }
+        }
         let v = template.render_value(s).map_err(|m| {
             // The schema comes from the dataset: a miss is never the policy's fault.
             Outcome::error(m.reason, m.message)
@@ -367,13 +402,16 @@ impl JsonSchemaGrader {
             fingerprint(v, &mut h);
             h.finish()
         };
-        if let Ok(c) = cache.read() {
-            // The schema is compared too: a hash collision must not swap schemas.
-            if let Some((_, c)) = c
-                .get(&key)
-                .and_then(|e| e.iter().find(|(f, _)| f.matches(v)))
-            {
-                return Ok(c.clone());
+        if digest.is_none() {
+            if let Ok(c) = cache.read() {
+                // The schema is compared too: a hash collision must not swap schemas.
+                if let Some((_, c)) = c
+                    .by_value
+                    .get(&key)
+                    .and_then(|e| e.iter().find(|(f, _)| f.matches(v)))
+                {
+                    return Ok(c.clone());
+                }
             }
         }
         let c = Arc::new(
@@ -382,20 +420,35 @@ impl JsonSchemaGrader {
             })?,
         );
         if let Ok(mut cache) = cache.write() {
-            if cache.len() >= CACHE_MAX {
-                cache.clear();
+            if let Some(d) = digest {
+                remember(&mut cache.by_digest, d.hash(), d.clone(), c.clone());
+            } else {
+                remember(&mut cache.by_value, key, Flat::of(v), c.clone());
             }
-            let bucket = cache.entry(key).or_default();
-            if bucket.len() >= BUCKET_MAX {
-                bucket.remove(0); // bounds the walks a lookup can take
-            }
-            bucket.push((Flat::of(v), c.clone()));
         }
         Ok(c)
     }
 }
 
-/// The cache key of an item schema: a cheap fingerprint, not a hash of the whole schema (a
+/// Adds a schema to its bucket, bounding the map and the bucket (which bounds the comparisons
+/// a lookup can take).
+fn remember<K>(
+    map: &mut HashMap<u64, Vec<(K, Arc<Compiled>)>, foldhash::fast::FixedState>,
+    hash: u64,
+    k: K,
+    c: Arc<Compiled>,
+) {
+    if map.len() >= CACHE_MAX {
+        map.clear();
+    }
+    let bucket = map.entry(hash).or_default();
+    if bucket.len() >= BUCKET_MAX {
+        bucket.remove(0);
+    }
+    bucket.push((k, c));
+}
+
+/// The cache key of an item schema without a digest: a cheap fingerprint, not a hash of the whole schema (a
 /// full walk on every row cost as much as the comparison that must follow anyway). It reads the
 /// root's members (names, scalar values such as `title` or `$id`, container sizes) and the names
 /// one level down (the property names), so schemas that differ there land in different buckets;
@@ -718,6 +771,124 @@ mod tests {
         assert!(!Flat::of(&json!({"maximum": 1})).matches(&json!({"maximum": 1.0})));
     }
 
+    /// Rows as the CLI reads them: parsed from text with the digests the program asks for.
+    fn rows(p: &Program, lines: &[String]) -> Vec<Sample> {
+        let m = crate::input::InputMapping::default().for_program(p);
+        lines.iter().map(|l| m.parse_line(l).unwrap()).collect()
+    }
+
+    fn line(schema: &str, output: &str) -> String {
+        format!(
+            r#"{{"item": {{"schema": {schema}}}, "sample": {{"output_text": {}}}}}"#,
+            Value::String(output.into())
+        )
+    }
+
+    #[test]
+    fn digested_schemas_that_differ_deep_inside_keep_their_own_validators() {
+        let p = Program::compile(&json!({"type": "json_schema", "require_all": false})).unwrap();
+        assert_eq!(p.item_digest_fields(), [std::sync::Arc::from("schema")]);
+        let deep = |max: u32| {
+            format!(
+                r#"{{"type": "object", "properties": {{"a": {{"type": "object", "properties": {{"b": {{"type": "array", "items": {{"type": "integer", "maximum": {max}}}}}}}}}}}}}"#
+            )
+        };
+        let out = r#"{"a": {"b": [1, 5]}}"#;
+        for _ in 0..3 {
+            let lines = [
+                line(&deep(5), out),
+                line(&deep(4), out),
+                line(&deep(50), out),
+            ];
+            let samples = rows(&p, &lines);
+            assert!(samples.iter().all(|s| s.item_digest("schema").is_some()));
+            let got: Vec<_> = samples.iter().map(|s| p.score(s).reward).collect();
+            assert_eq!(got, [Some(1.0), Some(0.0), Some(1.0)]);
+        }
+        // Number spelling is part of a digest: `5.0` is another schema (same verdict here).
+        let s = &rows(&p, &[line(&deep(4).replace(": 4}", ": 4.0}"), out)])[0];
+        assert_eq!(p.score(s).reward, Some(0.0));
+    }
+
+    #[test]
+    fn equal_schemas_written_differently_validate_alike() {
+        let p = Program::compile(&json!({"type": "json_schema"})).unwrap();
+        let writings = [
+            r#"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 2}}}"#,
+            r#"{ "type" : "object" , "properties" : { "n" : { "type" : "integer" , "minimum" : 2 } } }"#,
+            r#"{"properties": {"n": {"minimum": 2, "type": "integer"}}, "type": "object"}"#,
+            r#"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 2.0}}}"#,
+            r#"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 2e0}}}"#,
+            r#""{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\", \"minimum\": 2}}}""#,
+            r#"{"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2}}}}}"#,
+        ];
+        for _ in 0..2 {
+            for w in writings {
+                let lines: Vec<String> = [r#"{"n": 3}"#, r#"{"n": 1}"#, "{}", r#"{"n": "3"}"#]
+                    .iter()
+                    .map(|o| line(w, o))
+                    .collect();
+                let got: Vec<_> = rows(&p, &lines).iter().map(|s| p.score(s).reward).collect();
+                assert_eq!(got, [Some(1.0), Some(0.0), Some(0.0), Some(0.0)], "{w}");
+            }
+        }
+        // A row parsed without digests (Python, the server) meets the same cached schemas.
+        let s = Sample::new(
+            r#"{"n": 1}"#,
+            json!({"schema": serde_json::from_str::<Value>(writings[0]).unwrap()}),
+        );
+        assert!(s.item_digest("schema").is_none());
+        assert_eq!(p.score(&s).reward, Some(0.0));
+    }
+
+    /// Every case of the suite and the exploit corpus, scored from a row parsed with digests,
+    /// gives the very result (and explanation) it gives from a sample built by hand.
+    #[test]
+    fn suite_and_exploits_score_alike_through_digests() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut seen = 0;
+        for (file, list) in [
+            ("tests/suite/json_schema.yaml", "cases"),
+            ("../../fixtures/exploits/json_schema.yaml", "exploits"),
+        ] {
+            let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+            let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+            for case in doc[list].as_array().unwrap() {
+                let Some(output) = case["output"].as_str() else {
+                    continue;
+                };
+                let spec = case.get("spec").unwrap_or(&doc["spec"]);
+                let p = Program::compile(spec).unwrap();
+                let item = case.get("item").cloned().unwrap_or_else(|| json!({}));
+                let plain = Sample::new(output, item.clone());
+                let row = json!({"item": item, "sample": {"output_text": output}}).to_string();
+                let m = crate::input::InputMapping::default().for_program(&p);
+                let digested = m.parse_line(&row).unwrap();
+                assert_eq!(p.score(&plain), p.score(&digested), "{case}");
+                assert_eq!(p.explain(&plain), p.explain(&digested), "{case}");
+                seen += usize::from(digested.item_digest("schema").is_some());
+            }
+        }
+        assert!(
+            seen >= 3,
+            "only {seen} cases read their schema from the item"
+        );
+    }
+
+    #[test]
+    fn a_bad_digested_schema_is_an_error_every_time() {
+        let p = Program::compile(&json!({"type": "json_schema"})).unwrap();
+        let lines = [line(r#"{"type": 12}"#, "{}"), line(r#"{"type": 12}"#, "{}")];
+        for s in rows(&p, &lines) {
+            let r = p.score(&s);
+            assert_eq!((r.reward, r.status.as_str()), (None, "error"));
+        }
+        // Only `{{item.<field>}}` templates ask for a digest.
+        let p =
+            Program::compile(&json!({"type": "json_schema", "schema": "{{item.a.b}}"})).unwrap();
+        assert!(p.item_digest_fields().is_empty());
+    }
+
     #[test]
     fn item_schema_is_cached_and_errors_are_errors() {
         let spec = json!({"type": "json_schema"});
@@ -758,20 +929,20 @@ mod timing {
                 return;
             };
             let p = Program::compile_str(&spec).unwrap();
-            let m = InputMapping::default();
-            let samples: Vec<_> = rows.lines().map(|l| m.parse_line(l).unwrap()).collect();
+            let m = InputMapping::default().for_program(&p);
+            let lines: Vec<_> = rows.lines().collect();
             let mut best = f64::MAX;
             for _ in 0..15 {
-                // Each row freshly copied, untimed, as the CLI parses it just before scoring:
+                // Each row freshly parsed, untimed, as the CLI parses it just before scoring:
                 // walking 20,000 rows left cold in memory would time cache misses instead.
                 let mut spent = std::time::Duration::ZERO;
-                for s in &samples {
-                    let s = Sample::new(s.output_text.clone(), s.item.clone());
+                for l in &lines {
+                    let s: Sample = m.parse_line(l).unwrap();
                     let t = Instant::now();
                     std::hint::black_box(p.score(&s));
                     spent += t.elapsed();
                 }
-                best = best.min(spent.as_secs_f64() / samples.len() as f64);
+                best = best.min(spent.as_secs_f64() / lines.len() as f64);
             }
             eprintln!("{scenario}: {:.3} us/row (best of 15)", best * 1e6);
         }
