@@ -357,6 +357,36 @@ impl Program {
         self.score_batch_report(samples, explain).0
     }
 
+    /// Rows as a shell received them, each mapped to a sample or already an error result: the
+    /// samples are scored in one batch, and every row gets `(its sample's id, its result)` in
+    /// input order, so a bad row is an error result in its place, never a dropped one.
+    pub fn score_rows(
+        &self,
+        rows: Vec<Result<Sample, Box<ScoreResult>>>,
+        explain: bool,
+    ) -> Vec<(Option<Value>, ScoreResult)> {
+        let mut out: Vec<Option<(Option<Value>, ScoreResult)>> =
+            (0..rows.len()).map(|_| None).collect();
+        let mut ok_idx = Vec::new();
+        let mut ok = Vec::new();
+        for (i, r) in rows.into_iter().enumerate() {
+            match r {
+                Ok(s) => {
+                    ok_idx.push(i);
+                    ok.push(s);
+                }
+                Err(e) => out[i] = Some((None, *e)),
+            }
+        }
+        let scored = self.score_batch(&ok, explain);
+        for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
+            out[i] = Some((s.id, r));
+        }
+        out.into_iter()
+            .map(|o| o.expect("every row has a result"))
+            .collect()
+    }
+
     /// [`Program::score_batch`], with the group stage's diagnostics for the batch (`None` when
     /// the spec has no `group:` section).
     pub fn score_batch_report(

@@ -247,7 +247,7 @@ impl PyProgram {
         m: &InputMapping,
         explain: bool,
     ) -> PyResult<Vec<(Option<Value>, ScoreResult)>> {
-        let mut rows: Vec<Result<Sample, ScoreResult>> = Vec::new();
+        let mut rows: Vec<Result<Sample, Box<ScoreResult>>> = Vec::new();
         for row in samples.try_iter()? {
             let row = row?;
             let mapped = match to_value(&row) {
@@ -259,31 +259,10 @@ impl PyProgram {
                     format!("row is not JSON-like: {e}"),
                 )),
             };
-            rows.push(mapped);
+            rows.push(mapped.map_err(Box::new));
         }
         let program = self.program.clone();
-        Ok(py.detach(move || {
-            let n = rows.len();
-            let mut out: Vec<Option<(Option<Value>, ScoreResult)>> = (0..n).map(|_| None).collect();
-            let mut ok_idx = Vec::new();
-            let mut ok = Vec::new();
-            for (i, r) in rows.into_iter().enumerate() {
-                match r {
-                    Ok(s) => {
-                        ok_idx.push(i);
-                        ok.push(s);
-                    }
-                    Err(e) => out[i] = Some((None, e)),
-                }
-            }
-            let (scored, _) = program.score_batch_report(&ok, explain);
-            for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
-                out[i] = Some((s.id, r));
-            }
-            out.into_iter()
-                .map(|o| o.expect("every row has a result"))
-                .collect()
-        }))
+        Ok(py.detach(move || program.score_rows(rows, explain)))
     }
 }
 

@@ -215,29 +215,7 @@ async fn run(
     explain: bool,
     started: Instant,
 ) -> Result<Vec<(Option<Value>, ScoreResult)>, ApiError> {
-    let out = admitted(st, started, move || {
-        let n = rows.len();
-        let mut out: Vec<Option<(Option<Value>, ScoreResult)>> = (0..n).map(|_| None).collect();
-        let mut ok_idx = Vec::new();
-        let mut ok = Vec::new();
-        for (i, r) in rows.into_iter().enumerate() {
-            match r {
-                Ok(s) => {
-                    ok_idx.push(i);
-                    ok.push(s);
-                }
-                Err(e) => out[i] = Some((None, *e)),
-            }
-        }
-        let scored = program.score_batch(&ok, explain);
-        for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
-            out[i] = Some((s.id, r));
-        }
-        out.into_iter()
-            .map(|o| o.expect("every row has a result"))
-            .collect::<Vec<_>>()
-    })
-    .await?;
+    let out = admitted(st, started, move || program.score_rows(rows, explain)).await?;
     st.metrics.results(out.iter().map(|(_, r)| r));
     Ok(out)
 }
