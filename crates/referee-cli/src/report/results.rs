@@ -5,9 +5,9 @@ use super::html::{cards, clip, esc, filter_box, kv_table, num, opt, page, trace_
 use super::svg;
 use super::Input;
 use anyhow::{Context, Result};
-use referee_core::io::parquet::RowReader;
+use referee_core::io::parquet::{result_row, RowReader};
 use referee_core::stats::{group_spread, trace_timings, Histogram};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -21,42 +21,11 @@ const BINS: usize = 20;
 /// Parquet results back into the JSON rows `referee score` writes as JSONL: component columns
 /// into `components`, the JSON-text `trace` and `usage` columns parsed.
 pub fn load_parquet(path: &Path) -> Result<Input> {
-    const FIXED: [&str; 9] = [
-        "id",
-        "reward",
-        "status",
-        "reason",
-        "message",
-        "line",
-        "advantage",
-        "group_flag",
-        "group_reward",
-    ];
     let mut r = RowReader::open(path, 8192)
         .with_context(|| format!("cannot read Parquet results {}", path.display()))?;
     let mut rows = Vec::new();
     while let Some(batch) = r.read_rows()? {
-        for row in batch {
-            let Value::Object(m) = row else { continue };
-            let mut out = Map::new();
-            let mut comps = Map::new();
-            for (k, v) in m {
-                if FIXED.contains(&k.as_str()) {
-                    if !v.is_null() {
-                        out.insert(k, v);
-                    }
-                } else if k == "trace" || k == "usage" {
-                    if let Some(t) = v.as_str().and_then(|s| serde_json::from_str(s).ok()) {
-                        out.insert(k, t);
-                    }
-                } else {
-                    let name = k.strip_prefix("component.").unwrap_or(&k).to_string();
-                    comps.insert(name, v);
-                }
-            }
-            out.insert("components".into(), Value::Object(comps));
-            rows.push(Value::Object(out));
-        }
+        rows.extend(batch.into_iter().filter_map(result_row));
     }
     Ok(Input::Results {
         rows,

@@ -34,7 +34,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -271,6 +271,33 @@ impl ResultColumns {
         Schema::new(fields)
     }
 }
+/// One row of a results file read back (by [`RowReader::read_rows`]) into the JSON shape
+/// `referee score` writes as JSONL: the component columns into `components` (the inverse of
+/// [`component_column`]), the JSON-text `trace` and `usage` parsed, null columns left out.
+pub fn result_row(row: Value) -> Option<Value> {
+    let Value::Object(m) = row else { return None };
+    let mut out = Map::new();
+    let mut comps = Map::new();
+    for (k, v) in m {
+        if k == "trace" || k == "usage" {
+            if let Some(t) = v.as_str().and_then(|s| serde_json::from_str(s).ok()) {
+                out.insert(k, t);
+            }
+        } else if FIXED.contains(&k.as_str()) {
+            if !v.is_null() {
+                out.insert(k, v);
+            }
+        } else {
+            let name = match k.strip_prefix("component.") {
+                Some(n) if FIXED.contains(&n) => n.to_string(),
+                _ => k,
+            };
+            comps.insert(name, v);
+        }
+    }
+    out.insert("components".into(), Value::Object(comps));
+    Some(Value::Object(out))
+}
 
 /// A component's column name: its name, unless a fixed column has it.
 pub fn component_column(name: &str) -> String {
@@ -448,6 +475,19 @@ pub fn write_rows<W: Write + Send>(out: W, rows: &[Value]) -> Result<W, ParquetI
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_row_reads_back_into_the_jsonl_shape() {
+        let row = serde_json::json!({"id": 3, "reward": 1.0, "status": "ok", "reason": null,
+            "component.reward": 0.5, "component.other": 1.0, "fmt": 0.0,
+            "usage": "{\"judge_calls\": 1}", "trace": null});
+        assert_eq!(
+            result_row(row).unwrap(),
+            serde_json::json!({"id": 3, "reward": 1.0, "status": "ok",
+                "usage": {"judge_calls": 1},
+                "components": {"reward": 0.5, "component.other": 1.0, "fmt": 0.0}})
+        );
+    }
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int64Type};
     use serde_json::json;
