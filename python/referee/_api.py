@@ -65,17 +65,21 @@ def compile(
     judge: Optional[str] = None,
     judge_model: Optional[str] = None,
     judge_cache: Optional[str] = None,
+    judge_fallback: Optional[str] = None,
 ) -> "Program":
     """Compiles a grader spec (YAML/JSON text, a path, or a dict).
 
     ``judge`` is an OpenAI-compatible endpoint (``http://host:port/v1``) named ``default``, with
     ``judge_model`` (default ``judge``): the CLI's ``--judge``/``--judge-model``.
+    ``judge_fallback`` is the same, but only for a spec without a ``judges:`` section (a
+    trainer's own judge router, which must not override the judges a spec names).
     ``judge_cache`` overrides the spec's ``judge_cache:``: ``off``, ``memory``, a file path, or
     ``redis://host:port/db``. Raises ``SpecError`` with every error and its path.
     """
     value, source = _read_spec(spec)
     native, errors = _referee.compile(
-        value, judge=judge, judge_model=judge_model, judge_cache=judge_cache
+        value, judge=judge, judge_model=judge_model, judge_cache=judge_cache,
+        judge_fallback=judge_fallback,
     )
     if errors is not None:
         raise SpecError(
@@ -134,6 +138,15 @@ class Program:
 
     async def explain_async(self, sample: Mapping[str, Any], **mapping: Any) -> Result:
         return await asyncio.to_thread(self.explain, sample, **mapping)
+
+    def openrlhf_answer(self, rows: Iterable[Mapping[str, Any]]) -> dict:
+        """OpenRLHF's reward answer ``{"rewards", "scores", "extra_logs"}`` for rows
+        ``{"query", "prompt", "label"}`` (the ``openrlhf`` row format: the response is the query
+        after its prompt, also when the prompt was cut from the left), exactly as
+        ``referee serve``'s ``/get_reward`` answers: a number for every row, the spec's
+        ``on_error`` value or 0.0 where it could not be scored, with
+        ``extra_logs["referee_error"]`` 1.0 there; ``scores`` clamped to [0, 1]."""
+        return self._native.openrlhf_answer(_as_list(rows))
 
     @property
     def component_names(self) -> list[str]:

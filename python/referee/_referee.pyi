@@ -50,6 +50,7 @@ class Program:
         group_field: Optional[str] = None,
         response_field: Optional[str] = None,
     ) -> Result: ...
+    def openrlhf_answer(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
     @property
     def component_names(self) -> list[str]: ...
     @property
@@ -89,4 +90,5 @@ def compile(
     judge: Optional[str] = None,
     judge_model: Optional[str] = None,
     judge_cache: Optional[str] = None,
+    judge_fallback: Optional[str] = None,
 ) -> tuple[Optional[Program], Optional[_Errors]]: ...

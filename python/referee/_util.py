@@ -46,7 +46,7 @@ def jsonish(v: Any) -> bool:
 
 
 def judge_opts(kwargs: dict) -> dict:
-    return {k: kwargs[k] for k in ("judge", "judge_model", "judge_cache") if kwargs.get(k) is not None}
+    return {k: kwargs[k] for k in ("judge", "judge_model", "judge_cache", "judge_fallback") if kwargs.get(k) is not None}
 
 
 def maybe_nan(v: Optional[float]) -> float:

@@ -31,10 +31,11 @@ fn serves_registered_specs_over_a_real_socket_and_stops_on_sigterm() {
                 "prompts": ["Q: 48 + 24? A: ", "Q: 48 + 24? A: "],
                 "labels": ["72", "72"]}),
     );
-    // The gsm8k spec reads item.ground_truth; OpenRLHF rows carry `label`: a stated error, no reward.
+    // The gsm8k spec reads item.ground_truth; OpenRLHF rows carry `label`: a stated error. OpenRLHF
+    // needs numbers, so the reward is 0.0 with the error flag, never `null`.
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["rewards"], json!([null, null]), "{v}");
-    assert_eq!(v["extra_logs"]["error"], json!([1, 1]));
+    assert_eq!(v["rewards"], json!([0.0, 0.0]), "{v}");
+    assert_eq!(v["extra_logs"]["referee_error"], json!([1.0, 1.0]));
     let (s, v) = post(
         &srv.addr,
         "/v1/score",

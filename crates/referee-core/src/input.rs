@@ -10,12 +10,20 @@
 //!   `reward_model.ground_truth` (exposed as `item.ground_truth`), `extra_info` (kept as
 //!   `item.extra_info`), group from `uid`; the response is read from `response` (or the first
 //!   of `responses`, `solution_str`, `completion`, `output` present).
+//! - `openrlhf`: OpenRLHF's reward rows `{"query", "prompt", "label"}`: the response is the query
+//!   after its prompt, found also when the prompt was cut from the left ([`openrlhf`]); every
+//!   field but `query` goes into `item` (`{{item.label}}`, `{{item.prompt}}`).
+//!
+//! Chat messages, in any format, are read by [`assistant_output`]: reasoning fields and tool
+//! calls as the trainers write them.
 //!
 //! `auto` picks per row: `sample`/`model_sample` → openai, `reward_model`/`data_source` → verl,
-//! `completion` → trl.
+//! `completion` → trl, `query` → openrlhf.
+
+pub mod openrlhf;
 
 use crate::digest::Digest;
-use crate::sample::{last_assistant_text, Sample};
+use crate::sample::{assistant_output, Sample};
 use crate::template::value_text;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, Visitor};
 use serde::Deserializer as _;
@@ -29,6 +37,7 @@ pub enum RowFormat {
     Referee,
     Trl,
     Verl,
+    Openrlhf,
 }
 
 impl std::str::FromStr for RowFormat {
@@ -39,9 +48,10 @@ impl std::str::FromStr for RowFormat {
             "referee" | "openai" => RowFormat::Referee,
             "trl" => RowFormat::Trl,
             "verl" => RowFormat::Verl,
+            "openrlhf" => RowFormat::Openrlhf,
             other => {
                 return Err(format!(
-                    "unknown input format `{other}`; expected auto, referee, openai, trl or verl"
+                    "unknown input format `{other}`; expected auto, referee, openai, trl, verl or openrlhf"
                 ))
             }
         })
@@ -163,6 +173,7 @@ impl InputMapping {
             RowFormat::Referee | RowFormat::Auto => self.referee(obj)?,
             RowFormat::Trl => self.trl(obj)?,
             RowFormat::Verl => self.verl(obj)?,
+            RowFormat::Openrlhf => self.openrlhf(obj)?,
         };
         s.id = id;
         s.group = group;
@@ -184,16 +195,13 @@ impl InputMapping {
         let path = match (&self.group_field, f) {
             (Some(p), _) => p.as_str(),
             (None, RowFormat::Verl) => "uid",
-            (None, RowFormat::Trl) => return None,
+            (None, RowFormat::Trl | RowFormat::Openrlhf) => return None,
             (None, _) => "group",
         };
         get_in(obj, path).filter(|v| !v.is_null()).map(value_text)
     }
 
-    fn override_text(
-        &self,
-        obj: &Map<String, Value>,
-    ) -> Result<Option<(String, Option<Value>)>, RowError> {
+    fn override_text(&self, obj: &Map<String, Value>) -> Result<Option<Completion>, RowError> {
         let Some(p) = &self.response_field else {
             return Ok(None);
         };
@@ -215,10 +223,14 @@ impl InputMapping {
                 s.messages = sm.remove("messages").filter(|v| !v.is_null());
                 s.output_tools = sm.remove("output_tools").filter(|v| !v.is_null());
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
+                let from_messages = s.messages.as_ref().and_then(assistant_output);
+                if s.output_tools.is_none() {
+                    s.output_tools = from_messages.as_ref().and_then(|o| o.tools.clone());
+                }
                 match sm.remove("output_text") {
                     Some(Value::String(t)) => s.output_text = t,
                     Some(Value::Null) | None => {
-                        match s.messages.as_ref().and_then(last_assistant_text) {
+                        match from_messages.map(|o| o.text) {
                             Some(t) => s.output_text = t,
                             None if overridden.is_some() || s.output_tools.is_some() => {}
                             None => return Err(err(
@@ -252,17 +264,18 @@ impl InputMapping {
                 ))
             }
         }
-        if let Some((t, m)) = overridden {
-            s.output_text = t;
-            if m.is_some() {
-                s.messages = m;
+        if let Some(c) = overridden {
+            s.output_text = c.text;
+            if c.messages.is_some() {
+                s.messages = c.messages;
+                s.output_tools = c.tools;
             }
         }
         Ok(s)
     }
 
     fn trl(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
-        let (text, messages) = if let Some(x) = self.override_text(&obj)? {
+        let c = if let Some(x) = self.override_text(&obj)? {
             x
         } else {
             let c = obj
@@ -271,13 +284,11 @@ impl InputMapping {
             completion_text(c, "completion")?
         };
         obj.remove("completion");
-        let mut s = Sample::new(text, Value::Object(obj));
-        s.messages = messages;
-        Ok(s)
+        Ok(c.into_sample(Value::Object(obj)))
     }
 
     fn verl(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
-        let (text, messages) = if let Some(x) = self.override_text(&obj)? {
+        let c = if let Some(x) = self.override_text(&obj)? {
             x
         } else {
             let key = ["response", "responses", "solution_str", "completion", "output"]
@@ -292,9 +303,45 @@ impl InputMapping {
                 obj.insert("ground_truth".into(), gt.clone());
             }
         }
-        let mut s = Sample::new(text, Value::Object(obj));
-        s.messages = messages;
-        Ok(s)
+        Ok(c.into_sample(Value::Object(obj)))
+    }
+
+    fn openrlhf(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
+        let text = if let Some(c) = self.override_text(&obj)? {
+            c.text
+        } else {
+            {
+                let query = match obj.remove("query") {
+                    Some(Value::String(q)) => q,
+                    Some(other) => {
+                        return Err(err(
+                            "invalid_row",
+                            format!(
+                                "`query` must be text, found {}",
+                                crate::compile::kind_of(&other)
+                            ),
+                        ))
+                    }
+                    None => return Err(err("missing_field", "OpenRLHF row has no `query`")),
+                };
+                let prompt = match obj.get("prompt") {
+                    Some(Value::String(p)) => p.as_str(),
+                    None | Some(Value::Null) => "",
+                    Some(other) => {
+                        return Err(err(
+                            "invalid_row",
+                            format!(
+                                "`prompt` must be text, found {}",
+                                crate::compile::kind_of(other)
+                            ),
+                        ))
+                    }
+                };
+                openrlhf::response(&query, prompt)?.to_string()
+            }
+        };
+        obj.entry("label").or_insert(Value::Null);
+        Ok(Sample::new(text, Value::Object(obj)))
     }
 }
 
@@ -448,26 +495,53 @@ fn detect(obj: &Map<String, Value>) -> Result<RowFormat, RowError> {
         Ok(RowFormat::Verl)
     } else if obj.contains_key("completion") {
         Ok(RowFormat::Trl)
+    } else if obj.contains_key("query") {
+        Ok(RowFormat::Openrlhf)
     } else {
         Err(err(
             "unknown_row_format",
-            "cannot tell the row format: no `sample` (referee/openai), `reward_model`/`data_source` (verl) or `completion` (trl); pass --format",
+            "cannot tell the row format: no `sample` (referee/openai), `reward_model`/`data_source` (verl), `completion` (trl) or `query` (openrlhf); pass --format",
         ))
     }
 }
 
-/// A completion given as text or as chat messages → (text, messages).
-fn completion_text(v: &Value, field: &str) -> Result<(String, Option<Value>), RowError> {
+/// A completion as a row gives it: its text, and when it was chat messages, the messages and the
+/// graded message's tool calls.
+struct Completion {
+    text: String,
+    messages: Option<Value>,
+    tools: Option<Value>,
+}
+
+impl Completion {
+    fn into_sample(self, item: Value) -> Sample {
+        let mut s = Sample::new(self.text, item);
+        s.messages = self.messages;
+        s.output_tools = self.tools;
+        s
+    }
+}
+
+/// A completion given as text or as chat messages (read by [`assistant_output`]).
+fn completion_text(v: &Value, field: &str) -> Result<Completion, RowError> {
     match v {
-        Value::String(t) => Ok((t.clone(), None)),
+        Value::String(t) => Ok(Completion {
+            text: t.clone(),
+            messages: None,
+            tools: None,
+        }),
         Value::Array(_) => {
-            let t = last_assistant_text(v).ok_or_else(|| {
+            let o = assistant_output(v).ok_or_else(|| {
                 err(
                     "invalid_row",
                     format!("`{field}` is a list but not chat messages with text content"),
                 )
             })?;
-            Ok((t, Some(v.clone())))
+            Ok(Completion {
+                text: o.text,
+                messages: Some(v.clone()),
+                tools: o.tools,
+            })
         }
         other => Err(err(
             "invalid_row",
@@ -478,7 +552,6 @@ fn completion_text(v: &Value, field: &str) -> Result<(String, Option<Value>), Ro
         )),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,6 +582,74 @@ mod tests {
         let s = map(json!({"prompt": [{"role": "user", "content": "q"}], "completion": [{"role": "assistant", "content": [{"type": "text", "text": "x"}]}]})).unwrap();
         assert_eq!(s.output_text, "x");
         assert!(s.messages.is_some());
+    }
+
+    #[test]
+    fn messages_as_trainers_write_them() {
+        // TRL with a response-parsing tokenizer: reasoning in `thinking`, a call-only message
+        // with no `content` at all.
+        let s = map(
+            json!({"prompt": [{"role": "user", "content": "q"}], "completion": [
+            {"role": "assistant", "thinking": "6*12 is 72", "content": "<answer>72</answer>"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            s.output_text,
+            "<think>\n6*12 is 72\n</think>\n<answer>72</answer>"
+        );
+        assert!(s.output_tools.is_none());
+        let s = map(
+            json!({"prompt": "q", "completion": [{"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 2}}}]}]}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "");
+        assert_eq!(
+            s.output_tools,
+            Some(
+                json!([{"type": "function", "function": {"name": "add", "arguments": "{\"a\":1,\"b\":2}"}}])
+            )
+        );
+        // verifiers: flat tool calls, `reasoning_content`, a null content.
+        let s = map(json!({"item": {}, "sample": {"messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "reasoning_content": "look it up", "content": null,
+             "tool_calls": [{"id": "c1", "type": "function", "name": "find", "arguments": "{\"q\":\"x\"}"}]}]}}))
+        .unwrap();
+        assert_eq!(s.output_text, "<think>\nlook it up\n</think>\n");
+        assert_eq!(
+            s.output_tools,
+            Some(
+                json!([{"id": "c1", "type": "function", "function": {"name": "find", "arguments": "{\"q\":\"x\"}"}}])
+            )
+        );
+        // Given output_tools win; a content that has its own reasoning section keeps it.
+        let s = map(
+            json!({"item": {}, "sample": {"output_tools": [], "messages": [
+            {"role": "assistant", "reasoning_content": "r", "content": "<think>a</think>b",
+             "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}]}}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "<think>a</think>b");
+        assert_eq!(s.output_tools, Some(json!([])));
+    }
+
+    #[test]
+    fn openrlhf_rows() {
+        let prompt = "<|im_start|>user\nWhat is 6 times 12?<|im_end|>\n<|im_start|>assistant\n";
+        let s = map(
+            json!({"query": format!("{prompt}\\boxed{{72}}"), "prompt": prompt, "label": "72"}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "\\boxed{72}");
+        assert_eq!(s.item, json!({"prompt": prompt, "label": "72"}));
+        let s = map(json!({"query": format!("{}\\boxed{{72}}", &prompt[20..]), "prompt": prompt}))
+            .unwrap();
+        assert_eq!(s.output_text, "\\boxed{72}");
+        assert_eq!(s.item["label"], Value::Null);
+        let e = map(json!({"query": "\\boxed{72}", "prompt": prompt})).unwrap_err();
+        assert_eq!(e.reason, "prompt_not_found");
+        assert_eq!(map(json!({"query": 3})).unwrap_err().reason, "invalid_row");
     }
 
     #[test]

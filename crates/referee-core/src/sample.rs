@@ -65,15 +65,90 @@ impl Sample {
 }
 
 /// The text of the last assistant message in a chat-messages array (string content or a list of
-/// `{type: text, text}` parts), which is what a trainer means by "the completion".
+/// `{type: text, text}` parts), which is what a trainer means by "the completion". A message with
+/// a reasoning field gets it back as a `<think>` section ([`assistant_output`]).
 pub fn last_assistant_text(messages: &Value) -> Option<String> {
+    assistant_output(messages).map(|o| o.text)
+}
+
+/// What the graded message of a trajectory says: its text and its tool calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantOutput {
+    /// The content, after the reasoning rendered as `<think>\n…\n</think>\n` when the message
+    /// carries it in a field of its own.
+    pub text: String,
+    /// The message's `tool_calls` in OpenAI's shape; `None` when it has none.
+    pub tools: Option<Value>,
+}
+
+/// The fields trainers put a message's reasoning in: `reasoning_content` (vLLM, verifiers),
+/// `thinking` (transformers' response parsing, so TRL), `reasoning` (OpenRouter, Ollama).
+const REASONING_KEYS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// The last assistant message (else the last message) of a chat-messages array, read the way
+/// the trainers write it: no `content` (a message with only tool calls) is empty text; the
+/// reasoning, held apart from the content, is put back in front of it as the `<think>` section
+/// a chat template renders, so `format` and `reasoning: strip` see it where they look; and
+/// `tool_calls`, flat (`{id, name, arguments}`) or nested (`{function: {name, arguments}}`),
+/// become OpenAI tool calls with `arguments` as JSON text. `None` when `messages` is not a
+/// list of messages or the content is neither text nor text parts.
+pub fn assistant_output(messages: &Value) -> Option<AssistantOutput> {
     let arr = messages.as_array()?;
     let msg = arr
         .iter()
         .rev()
         .find(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
         .or_else(|| arr.last())?;
-    content_text(msg.get("content")?)
+    if !msg.is_object() {
+        return None;
+    }
+    let content = content_text(msg.get("content").unwrap_or(&Value::Null))?;
+    let reasoning = REASONING_KEYS
+        .iter()
+        .find_map(|k| msg.get(*k).and_then(Value::as_str))
+        .filter(|r| !r.trim().is_empty());
+    let text = match reasoning {
+        // A content that already holds its reasoning section keeps the one it has.
+        Some(_) if content.contains("</think>") => content,
+        Some(r) => format!("<think>\n{}\n</think>\n{content}", r.trim_matches('\n')),
+        None => content,
+    };
+    let tools = msg
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .map(|a| Value::Array(a.iter().map(openai_tool_call).collect()));
+    Some(AssistantOutput { text, tools })
+}
+
+/// One tool call in OpenAI's chat shape. Flat calls (verifiers' `ToolCall`, and
+/// `{name, arguments}` as many parsers emit) are nested under `function`; arguments given as an
+/// object are written as JSON text, as OpenAI sends them. Anything else is kept as it is, for
+/// the graders to judge.
+fn openai_tool_call(c: &Value) -> Value {
+    let Some(obj) = c.as_object() else {
+        return c.clone();
+    };
+    let (name, args) = match obj.get("function").and_then(Value::as_object) {
+        Some(f) => (f.get("name"), f.get("arguments")),
+        None if obj.contains_key("name") => (obj.get("name"), obj.get("arguments")),
+        None => return c.clone(),
+    };
+    let args = match args {
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(Value::Null) | None => Value::String("{}".into()),
+        Some(v) => Value::String(v.to_string()),
+    };
+    let mut out = serde_json::Map::new();
+    if let Some(id) = obj.get("id") {
+        out.insert("id".into(), id.clone());
+    }
+    out.insert("type".into(), Value::String("function".into()));
+    out.insert(
+        "function".into(),
+        serde_json::json!({"name": name.cloned().unwrap_or(Value::Null), "arguments": args}),
+    );
+    Value::Object(out)
 }
 
 fn content_text(content: &Value) -> Option<String> {

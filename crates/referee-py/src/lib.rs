@@ -2,7 +2,7 @@
 //! server (DESIGN.md §4). It builds the `Env`, converts Python values to rows and results back,
 //! and releases the GIL while the core scores; every behaviour lives in `referee-core`.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use referee_core::audit::params::{self, CompareParams, EvalParams, FuzzParams};
@@ -20,9 +20,24 @@ struct JudgeOpts {
     judge: Option<String>,
     judge_model: Option<String>,
     judge_cache: Option<String>,
+    /// An endpoint named `default` for a spec without a `judges:` section: a trainer's own
+    /// judge router (verl's `reward_router_address`), which must not override a spec's judges.
+    judge_fallback: Option<String>,
 }
 
 impl JudgeOpts {
+    /// These options for one spec: the fallback endpoint becomes `judge` when the spec has no
+    /// `judges:` section of its own and no `judge` was given.
+    fn for_spec(&self, spec: &Value) -> JudgeOpts {
+        let mut o = self.clone();
+        let has_section = spec.get("judges").is_some_and(|j| !j.is_null());
+        if o.judge.is_none() && !has_section {
+            o.judge = o.judge_fallback.clone();
+        }
+        o.judge_fallback = None;
+        o
+    }
+
     fn endpoints(&self) -> BTreeMap<String, EndpointConfig> {
         let mut m = BTreeMap::new();
         if let Some(url) = &self.judge {
@@ -67,10 +82,9 @@ impl JudgeOpts {
     }
 }
 
-/// Python value → JSON value (dicts, lists, str, int, float, bool, None).
-fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    pythonize::depythonize(obj).map_err(|e| PyTypeError::new_err(e.to_string()))
-}
+mod convert;
+
+use convert::to_value;
 
 fn to_py<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
@@ -104,15 +118,15 @@ fn compile_value(spec: &Value, opts: &JudgeOpts) -> Compiled {
     })
 }
 
-fn spec_value(py_spec: &Bound<'_, PyAny>) -> PyResult<Result<Value, Errors>> {
+fn spec_value(py_spec: &Bound<'_, PyAny>) -> Result<Value, Errors> {
     if let Ok(text) = py_spec.extract::<String>() {
-        return Ok(referee_core::program::parse_spec_text(&text).map_err(|e| {
+        return referee_core::program::parse_spec_text(&text).map_err(|e| {
             e.0.into_iter()
                 .map(|e| (e.path, e.node_type, e.message))
                 .collect()
-        }));
+        });
     }
-    Ok(Ok(to_value(py_spec)?))
+    Ok(to_value(py_spec))
 }
 
 /// A compiled spec: immutable, shared by every thread that scores with it.
@@ -250,16 +264,11 @@ impl PyProgram {
         let mut rows: Vec<Result<Sample, Box<ScoreResult>>> = Vec::new();
         for row in samples.try_iter()? {
             let row = row?;
-            let mapped = match to_value(&row) {
-                Ok(v) => m
-                    .sample(v)
-                    .map_err(|e| ScoreResult::input_error(e.reason, e.message)),
-                Err(e) => Err(ScoreResult::input_error(
-                    "invalid_row",
-                    format!("row is not JSON-like: {e}"),
-                )),
-            };
-            rows.push(mapped.map_err(Box::new));
+            // Every value converts (numpy, pydantic, ...): a bad row is one the mapping refuses.
+            let mapped = m
+                .sample(to_value(&row))
+                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)));
+            rows.push(mapped);
         }
         let program = self.program.clone();
         Ok(py.detach(move || program.score_rows(rows, explain)))
@@ -267,18 +276,14 @@ impl PyProgram {
 }
 
 /// An audit's rows: a `str` is a data file's text (JSON Lines or a JSON array, read as the CLI
-/// reads it), anything else an iterable of JSON-like rows. A row that is not JSON-like is an
-/// error row (counted by the audit), never an exception.
+/// reads it), anything else an iterable of rows (converted as scoring converts them).
 fn audit_rows(rows: &Bound<'_, PyAny>) -> PyResult<Vec<Row>> {
     if let Ok(text) = rows.cast::<PyString>() {
         return Ok(referee_core::audit::read_rows(&text.to_cow()?));
     }
     let mut values = Vec::new();
     for row in rows.try_iter()? {
-        values.push(to_value(&row?).map_err(|e| RowError {
-            reason: "invalid_row",
-            message: format!("row is not JSON-like: {e}"),
-        }));
+        values.push(Ok::<_, RowError>(to_value(&row?)));
     }
     Ok(params::rows_from_values(values))
 }
@@ -289,7 +294,7 @@ fn audit_params<T: serde::de::DeserializeOwned + Default>(
     options: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<T> {
     let v = match options {
-        Some(o) if !o.is_none() => to_value(o)?,
+        Some(o) if !o.is_none() => to_value(o),
         _ => Value::Null,
     };
     params::from_value(v).map_err(PyValueError::new_err)
@@ -357,6 +362,27 @@ impl PyProgram {
         let list = PyList::new(py, [sample])?;
         let (id, r) = self.run(py, list.as_any(), &m, true)?.remove(0);
         build_result(py, id.as_ref(), &r)
+    }
+
+    /// OpenRLHF's reward answer `{"rewards", "scores", "extra_logs"}` for rows in the `openrlhf`
+    /// format (`{"query", "prompt", "label"}`): what `referee serve`'s `/get_reward` answers.
+    fn openrlhf_answer<'py>(
+        &self,
+        py: Python<'py>,
+        rows: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let m = InputMapping {
+            format: RowFormat::Openrlhf,
+            ..InputMapping::default()
+        };
+        let results: Vec<ScoreResult> = self
+            .run(py, rows, &m, false)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let answer =
+            referee_core::input::openrlhf::reward_answer(self.program.component_names(), &results);
+        to_py(py, &answer)
     }
 
     /// Every named component, in spec order: the keys of each result's `components`.
@@ -504,23 +530,26 @@ impl PyProgram {
 /// Compiles a spec (text, or a dict/list value). Returns `(Program, None)` or `(None, errors)`
 /// with every error as `(path, node_type, message)`: the Python wrapper raises `SpecError`.
 #[pyfunction]
-#[pyo3(signature = (spec, *, judge=None, judge_model=None, judge_cache=None))]
+#[pyo3(signature = (spec, *, judge=None, judge_model=None, judge_cache=None, judge_fallback=None))]
 fn compile(
     py: Python<'_>,
     spec: &Bound<'_, PyAny>,
     judge: Option<String>,
     judge_model: Option<String>,
     judge_cache: Option<String>,
+    judge_fallback: Option<String>,
 ) -> PyResult<(Option<Py<PyProgram>>, Option<Errors>)> {
+    let value = match spec_value(spec) {
+        Ok(v) => v,
+        Err(errs) => return Ok((None, Some(errs))),
+    };
     let opts = JudgeOpts {
         judge,
         judge_model,
         judge_cache,
-    };
-    let value = match spec_value(spec)? {
-        Ok(v) => v,
-        Err(errs) => return Ok((None, Some(errs))),
-    };
+        judge_fallback,
+    }
+    .for_spec(&value);
     let o = opts.clone();
     // Compiling may connect judges: no reason to hold the GIL meanwhile.
     let (value, compiled) = py.detach(move || {

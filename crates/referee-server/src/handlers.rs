@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use referee_core::input::InputMapping;
+use referee_core::input::{InputMapping, RowFormat};
 use referee_core::summary::Summary;
 use referee_core::{CompileError, Program, Sample, ScoreResult};
 use serde::de::DeserializeOwned;
@@ -298,9 +298,11 @@ pub struct RewardReq {
     labels: Vec<Value>,
 }
 
-/// OpenRLHF's `--remote_rm_url` protocol. Each query is prompt + response; the response is the
-/// query with its prompt removed (when it starts with it). The item is `{prompt, label}`.
-/// A sample that could not be scored (and has no `on_error`) gets `null`: never a made-up 0.
+/// OpenRLHF's remote reward protocol (`--reward.remote_url http://.../get_reward`). Each query is
+/// prompt + response, the prompt possibly cut from the left; the core's `openrlhf` row format
+/// finds the response and [`referee_core::input::openrlhf::reward_answer`] writes the answer:
+/// a number for every row (OpenRLHF tensors them unchecked), with `extra_logs.referee_error`
+/// marking the rows that could not be scored.
 pub async fn get_reward(
     State(st): State<Arc<AppState>>,
     body: Bytes,
@@ -334,40 +336,36 @@ pub async fn get_reward(
                 "/get_reward scores with the program named `default` (or the only one); none is registered",
             )
         })?;
-    let rows = req
-        .query
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            let prompt = req.prompts.get(i).map_or("", String::as_str);
-            let response = q.strip_prefix(prompt).unwrap_or(q);
-            let mut item = Map::new();
-            item.insert("prompt".into(), json!(prompt));
-            item.insert(
-                "label".into(),
-                req.labels.get(i).cloned().unwrap_or(Value::Null),
-            );
-            Ok(Sample::new(response, Value::Object(item)))
+    let mapping = InputMapping {
+        format: RowFormat::Openrlhf,
+        ..InputMapping::default()
+    };
+    let RewardReq {
+        query,
+        prompts,
+        labels,
+    } = req;
+    let mut prompts = prompts.into_iter();
+    let mut labels = labels.into_iter();
+    let rows = query
+        .into_iter()
+        .map(|q| {
+            let row = json!({
+                "query": q,
+                "prompt": prompts.next().unwrap_or_default(),
+                "label": labels.next().unwrap_or(Value::Null),
+            });
+            mapping
+                .sample(row)
+                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)))
         })
         .collect();
     let results = run(&st, program.clone(), rows, false, started).await?;
-    let rewards: Vec<Option<f64>> = results.iter().map(|(_, r)| r.reward).collect();
-    let mut logs = Map::new();
-    for (k, name) in program.component_names().iter().enumerate() {
-        let col: Vec<Option<f64>> = results
-            .iter()
-            .map(|(_, r)| r.components.get(k).and_then(|(_, v)| *v))
-            .collect();
-        logs.insert(name.to_string(), json!(col));
-    }
-    let errors: Vec<u8> = results
-        .iter()
-        .map(|(_, r)| u8::from(r.status.as_str() == "error"))
-        .collect();
-    logs.insert("error".into(), json!(errors));
-    Ok(Json(
-        json!({"rewards": rewards, "scores": rewards, "extra_logs": logs}),
-    ))
+    let results: Vec<ScoreResult> = results.into_iter().map(|(_, r)| r).collect();
+    Ok(Json(referee_core::input::openrlhf::reward_answer(
+        program.component_names(),
+        &results,
+    )))
 }
 
 #[derive(Deserialize)]

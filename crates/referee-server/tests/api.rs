@@ -259,7 +259,7 @@ async fn overload_is_a_429_with_retry_after_and_a_slow_request_meets_its_deadlin
 }
 
 #[tokio::test]
-async fn openrlhf_get_reward_strips_the_prompt_and_never_fabricates() {
+async fn openrlhf_get_reward_strips_the_prompt_and_answers_numbers_with_flags() {
     let st = state(Config::default());
     st.register(
         "default",
@@ -278,11 +278,26 @@ async fn openrlhf_get_reward_strips_the_prompt_and_never_fabricates() {
     )
     .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    assert_eq!(v["rewards"][0], 1.0);
-    assert_eq!(v["rewards"][1], 0.0);
+    // OpenRLHF tensors every value unchecked: a number on every row (failures below).
+    assert_eq!(v["rewards"], json!([1.0, 0.0, 0.0]), "{v}");
     assert_eq!(v["scores"], v["rewards"]);
-    assert_eq!(v["extra_logs"]["exact"][0], 1.0);
-    assert_eq!(v["extra_logs"]["error"].as_array().unwrap().len(), 3);
+    assert_eq!(v["extra_logs"]["exact"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(v["extra_logs"]["referee_error"], json!([0.0, 0.0, 0.0]));
+
+    // A prompt OpenRLHF cut from the left: graded without its text. A query that holds no part
+    // of its prompt is an error, not graded as if the policy wrote it all.
+    let prompt = "<|im_start|>user\nWhat is 2+2? Answer with the number only.<|im_end|>\n<|im_start|>assistant\n";
+    let (s, v, _) = call(
+        &st,
+        "POST",
+        "/get_reward",
+        Some(json!({"query": [format!("{}4", &prompt[30..]), "4"],
+                    "prompts": [prompt, prompt], "labels": ["4", "4"]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["rewards"], json!([1.0, 0.0]), "{v}");
+    assert_eq!(v["extra_logs"]["referee_error"], json!([0.0, 1.0]));
     let (s, _, _) = call(
         &st,
         "POST",
