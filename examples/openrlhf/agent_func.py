@@ -20,7 +20,7 @@ class AgentInstance(RefereeAgent):
 
     async def feedback(self, states):
         # The environment's text after the policy's action; `(text, True)` would end the episode.
-        return "\nCheck your work and give the final answer in \\boxed{}.\n"
+        return "\nCheck your work and give your final answer again.\n"
 
 
 class AgentExecutor(MultiTurnAgentExecutor):
