@@ -68,3 +68,19 @@ def test_agent_grades_the_episode_when_asked(spec_env, engine, rollout, monkeypa
     params = rollout.SamplingParams(max_tokens=None, logprobs=None)
     out = asyncio.run(executor.execute(PROMPT, "42", params, 512, eng.tokenizer, eng))
     assert out["extra_logs"]["referee_error"] == 0.0 and out["reward"] == 1.0
+
+
+def test_agent_episode_with_a_left_truncated_prompt(spec_env, engine, rollout, monkeypatch):
+    # MultiTurnAgentExecutor cuts a long first observation from the left and decodes the kept
+    # tokens as `observation_text`; the prompt's tail here holds the right answer.
+    executor = rollout.vllm_engine._load_agent_executor(AGENT_FILE)
+    monkeypatch.setattr(executor.agent_instance_cls, "grade", "episode")
+    prompt = PROMPT.replace("What is 6*7?", "Hint: \\boxed{42}. " + "Read the long story carefully. " * 10 + "Is it \\boxed{42}?")
+    eng = engine("I have no idea.", "Still no idea.")
+    n = len(eng.tokenizer(text=prompt, add_special_tokens=False)["input_ids"])
+    params = rollout.SamplingParams(max_tokens=32, logprobs=None)
+    out = asyncio.run(executor.execute(prompt, "42", params, n // 2 + 32, eng.tokenizer, eng))
+    assert len(eng.calls[0]) == n // 2 < n  # OpenRLHF truncated the prompt
+    assert "\\boxed{42}" in eng.tokenizer.decode(eng.calls[0], skip_special_tokens=False)
+    reward, error = out["reward"], out["extra_logs"]["referee_error"]
+    assert reward <= 0.0 and (reward == 0.0 or error == 1.0)  # never the prompt's answer
