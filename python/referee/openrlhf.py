@@ -1,47 +1,209 @@
-"""OpenRLHF adapter: the ``--reward.remote_url <file>.py`` reward function.
+"""OpenRLHF adapter (0.11.2): the ``--reward.remote_url <file>.py`` reward function and an
+``AgentInstanceBase`` for ``--train.agent_func_path`` multi-turn runs.
 
     # reward_func.py, given to OpenRLHF as --reward.remote_url reward_func.py
     from referee.openrlhf import reward_func   # spec from $REFEREE_SPEC
 
-``reward_func(queries, prompts, labels, **kwargs)``: each query is the templated prompt plus the
-response (special tokens kept); the response is the query with its prompt removed when it
-starts with it (the whole query otherwise), exactly as ``referee serve``'s ``/get_reward``
-does, and the sample's item is ``{"prompt": prompt, "label": label}`` (``{{item.label}}``).
-Returns ``{"rewards", "scores", "extra_logs"}``: lists (a torch tensor for ``rewards`` when torch
-is importable), ``extra_logs`` holding each named component and an ``error`` flag. OpenRLHF needs
-numbers, so a sample that could not be scored gets 0.0 with ``error`` 1: filter on it, or give the
-spec an ``on_error:`` reward.
+``reward_func(queries, prompts, labels, **kwargs)``: OpenRLHF's ``SingleTurnAgentExecutor`` calls
+it once per sample, ``reward_func([query], [prompt], [label])`` in a thread. The query is the
+decoded prompt tokens plus the response tokens (special tokens kept); when the prompt was longer
+than ``max_len - max_new_tokens`` its tokens were cut **from the left**, so the query starts
+inside the prompt. Each row goes to the core as the ``openrlhf`` row format
+(``{"query", "prompt", "label"}``): the core finds where the prompt ends, also in a left-truncated
+query, and a row whose boundary it cannot find is an error (``prompt_not_found``), never graded
+with prompt text in it. The item is ``{"prompt", "label"}`` (write the spec against
+``{{item.label}}``).
+
+Returns ``{"rewards", "scores", "extra_logs"}``, every row a number, because OpenRLHF turns them
+into tensors unchecked:
+- ``rewards``: the reward; a row that could not be scored gets the spec's ``on_error`` value, else
+  0.0, with ``extra_logs["referee_error"]`` = 1.0. A torch tensor (OpenRLHF's own examples return
+  one); a list when torch is missing.
+- ``scores``: the rewards clamped to [0, 1] (``--algo.dynamic_filtering_range`` reads them).
+- ``extra_logs``: each named component, and ``referee_error``. OpenRLHF averages every key over the
+  batch, so a component that did not apply to a row (no value) is logged as 0.0, never NaN.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 from typing import Any, Optional, Sequence
 
-from referee._util import judge_opts, maybe_nan, program, spec_from
+from referee._util import judge_opts, program, spec_from
+
+log = logging.getLogger(__name__)
+
+ERROR_KEY = "referee_error"
 
 
-def rows(queries: Sequence[str], prompts: Optional[Sequence[str]], labels: Optional[Sequence[Any]]) -> list[dict]:
+def rows(queries: Sequence[Any], prompts: Optional[Sequence[Any]], labels: Optional[Sequence[Any]]) -> list[dict]:
+    """OpenRLHF's three lists as ``openrlhf``-format rows (missing prompts are ``""``)."""
     out = []
     for i, q in enumerate(queries):
         prompt = prompts[i] if prompts is not None and i < len(prompts) else ""
-        response = q[len(prompt):] if q.startswith(prompt) else q
         label = labels[i] if labels is not None and i < len(labels) else None
-        out.append({"item": {"prompt": prompt, "label": label}, "sample": {"output_text": response}})
+        out.append({"query": q, "prompt": prompt, "label": label})
     return out
 
 
-def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any) -> dict:
-    prog = program(spec_from(kwargs), **judge_opts(kwargs))
-    results = prog.score_detailed(rows(queries, prompts, labels), format="referee")
-    rewards = [0.0 if r.reward is None else float(r.reward) for r in results]
-    logs: dict[str, list[float]] = {
-        name: [maybe_nan(r.components.get(name)) for r in results] for name in prog.component_names
-    }
-    logs["error"] = [float(r.status == "error") for r in results]
+def _number(v: Optional[float]) -> float:
+    """A value OpenRLHF can put in a tensor and average: None and NaN/inf become 0.0."""
+    if v is None:
+        return 0.0
+    v = float(v)
+    return v if math.isfinite(v) else 0.0
+
+
+def clamp01(v: float) -> float:
+    return min(1.0, max(0.0, v))
+
+
+def results_to_output(results: Sequence[Any], names: Sequence[str]) -> tuple[list[float], list[float], dict]:
+    """Referee results as OpenRLHF's ``(rewards, scores, extra_logs)``, all plain floats."""
+    rewards = [_number(r.reward) for r in results]
+    logs: dict[str, list[float]] = {n: [_number(r.components.get(n)) for r in results] for n in names}
+    logs[ERROR_KEY] = [float(r.status == "error") for r in results]
+    return rewards, [clamp01(x) for x in rewards], logs
+
+
+def _failed(n: int, names: Sequence[str]) -> tuple[list[float], list[float], dict]:
+    logs = {name: [0.0] * n for name in names}
+    logs[ERROR_KEY] = [1.0] * n
+    return [0.0] * n, [0.0] * n, logs
+
+
+def _tensor(values: list[float]) -> Any:
     try:
         import torch  # type: ignore[import-not-found]
-
-        tensor = torch.tensor(rewards, dtype=torch.float32)
     except ImportError:
-        tensor = rewards
-    return {"rewards": tensor, "scores": list(rewards), "extra_logs": logs}
+        return values
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def score_rows(prog: Any, batch: list[dict], fmt: str) -> tuple[list[float], list[float], dict]:
+    """Scores rows; a batch the core could not take at all (never expected: rows are converted,
+    not rejected) becomes error rows, so a bad batch cannot crash the run."""
+    names = list(prog.component_names)
+    try:
+        results = prog.score_detailed(batch, format=fmt)
+    except Exception as e:  # noqa: BLE001 - the trainer must get numbers whatever happened
+        log.warning("referee: a batch of %d rows could not be scored: %s", len(batch), e)
+        return _failed(len(batch), names)
+    return results_to_output(results, names)
+
+
+def reward_func(queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> dict:
+    """OpenRLHF's ``reward_func``; ``spec=`` (or ``$REFEREE_SPEC``), ``judge=``, ``judge_model=``."""
+    prog = program(spec_from(kwargs), **judge_opts(kwargs))
+    rewards, scores, logs = score_rows(prog, rows(queries, prompts, labels), "openrlhf")
+    return {"rewards": _tensor(rewards), "scores": scores, "extra_logs": logs}
+
+
+# --- multi-turn: --train.agent_func_path ------------------------------------------------------
+
+_AGENT_DOC = """An OpenRLHF ``AgentInstanceBase`` whose episode is rewarded by a Referee spec.
+
+    # agent_func.py, given to OpenRLHF as --train.agent_func_path agent_func.py
+    from openrlhf.utils.agent import MultiTurnAgentExecutor
+    from referee.openrlhf import RefereeAgent
+
+    class AgentInstance(RefereeAgent):
+        max_turns = 2
+        async def feedback(self, states):
+            return "\\nCheck your answer.\\n"
+
+    class AgentExecutor(MultiTurnAgentExecutor):   # OpenRLHF loads `AgentExecutor`
+        def __init__(self):
+            super().__init__(AgentInstance)
+
+Class attributes: ``spec`` (default ``$REFEREE_SPEC``), ``judge``/``judge_model``,
+``max_turns`` (1), ``grade``: ``"last"`` grades the last action (``output_text``), ``"episode"``
+everything after the prompt (actions and feedback, as an ``openrlhf`` row whose query is the
+episode's text: the core finds the prompt's end also when OpenRLHF left-truncated it).
+
+``feedback(states)`` (async) is the environment: it gets the step's states (``observation_text``,
+``action_text``, ``label``) and returns the text put after the action, or ``(text, done)`` to end
+early. Steps before the last return reward 0.0 (OpenRLHF sums the steps' rewards); the last
+returns the spec's reward as a tensor, ``scores`` clamped to [0, 1], and ``extra_logs`` with each
+component and ``referee_error`` (OpenRLHF keeps the last step's ``extra_logs``).
+"""
+
+
+def _agent_class() -> type:
+    import torch  # OpenRLHF calls `.item()` on a step's rewards
+    from openrlhf.utils.agent import AgentInstanceBase
+
+    class RefereeAgent(AgentInstanceBase):
+        __doc__ = _AGENT_DOC
+        spec: Any = None
+        judge: Optional[str] = None
+        judge_model: Optional[str] = None
+        max_turns: int = 1
+        grade: str = "last"
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.turn = 0
+            self.prompt = ""
+            self.label: Any = None
+
+        async def reset(self, states: dict, **kwargs: Any) -> dict:
+            self.prompt = states.get("observation", "")
+            self.label = states.get("label")
+            return {"observation": self.prompt}
+
+        async def feedback(self, states: dict) -> Any:
+            return ""
+
+        def program(self) -> Any:
+            spec = self.spec or os.environ.get("REFEREE_SPEC")
+            opts = {"spec": spec, "judge": self.judge, "judge_model": self.judge_model}
+            return program(spec_from(opts), **judge_opts(opts))
+
+        def row(self, states: dict) -> tuple[dict, str]:
+            if self.grade == "episode":
+                query = states.get("observation_text", "") + states.get("action_text", "")
+                return {"query": query, "prompt": self.prompt, "label": self.label}, "openrlhf"
+            item = {"prompt": self.prompt, "label": self.label}
+            return {"item": item, "sample": {"output_text": states.get("action_text", "")}}, "referee"
+
+        async def step(self, states: dict, **kwargs: Any) -> dict:
+            import asyncio
+
+            self.turn += 1
+            fb = await self.feedback(states)
+            text, done = fb if isinstance(fb, tuple) else (fb, False)
+            done = bool(done) or self.turn >= self.max_turns
+            out: dict[str, Any] = {
+                "environment_feedback": text or "",
+                "done": done,
+                "sampling_params": states.get("sampling_params"),
+            }
+            if not done:
+                out.update(rewards=torch.tensor(0.0), scores=torch.tensor(0.0), extra_logs={})
+                return out
+            prog = self.program()
+            row, fmt = self.row(states)
+            rewards, scores, logs = await asyncio.to_thread(score_rows, prog, [row], fmt)
+            out.update(
+                rewards=torch.tensor(rewards[0]),
+                scores=torch.tensor(scores[0]),
+                extra_logs={k: v[0] for k, v in logs.items()},
+            )
+            return out
+
+    return RefereeAgent
+
+
+_lazy: dict[str, type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # RefereeAgent subclasses OpenRLHF's class, so it is built on first use: the rest of this
+    # module imports without OpenRLHF installed.
+    if name == "RefereeAgent":
+        if name not in _lazy:
+            _lazy[name] = _agent_class()
+        return _lazy[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
