@@ -27,7 +27,6 @@ into tensors unchecked:
 from __future__ import annotations
 
 import logging
-import math
 import os
 from typing import Any, Optional, Sequence
 
@@ -48,30 +47,10 @@ def rows(queries: Sequence[Any], prompts: Optional[Sequence[Any]], labels: Optio
     return out
 
 
-def _number(v: Optional[float]) -> float:
-    """A value OpenRLHF can put in a tensor and average: None and NaN/inf become 0.0."""
-    if v is None:
-        return 0.0
-    v = float(v)
-    return v if math.isfinite(v) else 0.0
-
-
-def clamp01(v: float) -> float:
-    return min(1.0, max(0.0, v))
-
-
-def results_to_output(results: Sequence[Any], names: Sequence[str]) -> tuple[list[float], list[float], dict]:
-    """Referee results as OpenRLHF's ``(rewards, scores, extra_logs)``, all plain floats."""
-    rewards = [_number(r.reward) for r in results]
-    logs: dict[str, list[float]] = {n: [_number(r.components.get(n)) for r in results] for n in names}
-    logs[ERROR_KEY] = [float(r.status == "error") for r in results]
-    return rewards, [clamp01(x) for x in rewards], logs
-
-
-def _failed(n: int, names: Sequence[str]) -> tuple[list[float], list[float], dict]:
+def _failed(n: int, names: Sequence[str]) -> dict:
     logs = {name: [0.0] * n for name in names}
     logs[ERROR_KEY] = [1.0] * n
-    return [0.0] * n, [0.0] * n, logs
+    return {"rewards": [0.0] * n, "scores": [0.0] * n, "extra_logs": logs}
 
 
 def _tensor(values: list[float]) -> Any:
@@ -82,23 +61,24 @@ def _tensor(values: list[float]) -> Any:
     return torch.tensor(values, dtype=torch.float32)
 
 
-def score_rows(prog: Any, batch: list[dict], fmt: str) -> tuple[list[float], list[float], dict]:
-    """Scores rows; a batch the core could not take at all (never expected: rows are converted,
-    not rejected) becomes error rows, so a bad batch cannot crash the run."""
-    names = list(prog.component_names)
+def score_rows(prog: Any, batch: list[dict]) -> dict:
+    """``openrlhf`` rows scored into OpenRLHF's answer, exactly as ``referee serve``'s
+    ``/get_reward`` answers (``Program.openrlhf_answer``); a batch the core could not take at
+    all (never expected: rows are converted, not rejected) becomes error rows, so a bad batch
+    cannot crash the run."""
     try:
-        results = prog.score_detailed(batch, format=fmt)
+        return prog.openrlhf_answer(batch)
     except Exception as e:  # noqa: BLE001 - the trainer must get numbers whatever happened
         log.warning("referee: a batch of %d rows could not be scored: %s", len(batch), e)
-        return _failed(len(batch), names)
-    return results_to_output(results, names)
+        return _failed(len(batch), list(prog.component_names))
 
 
 def reward_func(queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> dict:
     """OpenRLHF's ``reward_func``; ``spec=`` (or ``$REFEREE_SPEC``), ``judge=``, ``judge_model=``."""
     prog = program(spec_from(kwargs), **judge_opts(kwargs))
-    rewards, scores, logs = score_rows(prog, rows(queries, prompts, labels), "openrlhf")
-    return {"rewards": _tensor(rewards), "scores": scores, "extra_logs": logs}
+    out = score_rows(prog, rows(queries, prompts, labels))
+    out["rewards"] = _tensor(out["rewards"])
+    return out
 
 
 # --- multi-turn: --train.agent_func_path ------------------------------------------------------
@@ -161,12 +141,14 @@ def _agent_class() -> type:
             opts = {"spec": spec, "judge": self.judge, "judge_model": self.judge_model}
             return program(spec_from(opts), **judge_opts(opts))
 
-        def row(self, states: dict) -> tuple[dict, str]:
+        def row(self, states: dict) -> dict:
+            # An `openrlhf` row either way: the last action after the prompt, or the whole
+            # episode's text, whose prompt part the core finds (also when left-truncated).
             if self.grade == "episode":
                 query = states.get("observation_text", "") + states.get("action_text", "")
-                return {"query": query, "prompt": self.prompt, "label": self.label}, "openrlhf"
-            item = {"prompt": self.prompt, "label": self.label}
-            return {"item": item, "sample": {"output_text": states.get("action_text", "")}}, "referee"
+            else:
+                query = self.prompt + states.get("action_text", "")
+            return {"query": query, "prompt": self.prompt, "label": self.label}
 
         async def step(self, states: dict, **kwargs: Any) -> dict:
             import asyncio
@@ -184,12 +166,11 @@ def _agent_class() -> type:
                 out.update(rewards=torch.tensor(0.0), scores=torch.tensor(0.0), extra_logs={})
                 return out
             prog = self.program()
-            row, fmt = self.row(states)
-            rewards, scores, logs = await asyncio.to_thread(score_rows, prog, [row], fmt)
+            ans = await asyncio.to_thread(score_rows, prog, [self.row(states)])
             out.update(
-                rewards=torch.tensor(rewards[0]),
-                scores=torch.tensor(scores[0]),
-                extra_logs={k: v[0] for k, v in logs.items()},
+                rewards=torch.tensor(ans["rewards"][0]),
+                scores=torch.tensor(ans["scores"][0]),
+                extra_logs={k: v[0] for k, v in ans["extra_logs"].items()},
             )
             return out
 

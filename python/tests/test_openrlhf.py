@@ -1,4 +1,5 @@
-"""referee.openrlhf's pure logic: rows, the numbers every row gets, clamping, finite logs.
+"""referee.openrlhf's pure logic: rows, the numbers every row gets, flags (the answer itself is
+core's `input::openrlhf::reward_answer`, unit-tested there).
 OpenRLHF itself runs in python/live/openrlhf/ (its real executors, `/get_reward`, truncation)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from referee.openrlhf import reward_func, results_to_output, rows, score_rows
+from referee.openrlhf import reward_func, rows, score_rows
 
 TEMPLATE = "<|im_start|>user\n{q}<|im_end|>\n<|im_start|>assistant\n"
 
@@ -25,28 +26,16 @@ def test_rows_are_openrlhf_rows():
     ]
 
 
-def test_results_become_numbers_flags_and_clamped_scores():
-    res = [
-        SimpleNamespace(reward=1.5, status="ok", components={"a": 1.0, "b": None}),
-        SimpleNamespace(reward=None, status="error", components={"a": None}),
-        SimpleNamespace(reward=-0.5, status="error", components={}),  # an on_error value
-        SimpleNamespace(reward=None, status="not_applicable", components={"a": float("nan")}),
-    ]
-    rewards, scores, logs = results_to_output(res, ["a", "b"])
-    assert rewards == [1.5, 0.0, -0.5, 0.0]
-    assert scores == [1.0, 0.0, 0.0, 0.0]
-    assert logs == {"a": [1.0, 0.0, 0.0, 0.0], "b": [0.0] * 4, "referee_error": [0.0, 1.0, 1.0, 0.0]}
-
-
 def test_a_batch_the_core_refuses_becomes_flagged_rows():
     class Broken:
         component_names = ["a"]
 
-        def score_detailed(self, *a, **k):
+        def openrlhf_answer(self, *a, **k):
             raise RuntimeError("boom")
 
-    rewards, scores, logs = score_rows(Broken(), [{}, {}], "openrlhf")
-    assert rewards == scores == [0.0, 0.0] and logs == {"a": [0.0, 0.0], "referee_error": [1.0, 1.0]}
+    out = score_rows(Broken(), [{}, {}])
+    assert out == {"rewards": [0.0, 0.0], "scores": [0.0, 0.0],
+                   "extra_logs": {"a": [0.0, 0.0], "referee_error": [1.0, 1.0]}}
 
 
 def test_prompt_text_is_never_graded(specs: Path):

@@ -61,13 +61,14 @@ pub fn response<'q>(query: &'q str, prompt: &str) -> Result<&'q str, RowError> {
 /// - `extra_logs`: `referee_error` (1.0 / 0.0), and each named component, 0.0 where it did not
 ///   run or apply (`referee_error` and the status tell those rows apart).
 pub fn reward_answer(component_names: &[std::sync::Arc<str>], results: &[ScoreResult]) -> Value {
-    let rewards: Vec<f64> = results.iter().map(|r| r.reward.unwrap_or(0.0)).collect();
+    let number = |v: Option<f64>| v.filter(|x| x.is_finite()).unwrap_or(0.0);
+    let rewards: Vec<f64> = results.iter().map(|r| number(r.reward)).collect();
     let scores: Vec<f64> = rewards.iter().map(|r| r.clamp(0.0, 1.0)).collect();
     let mut logs = Map::new();
     for (k, name) in component_names.iter().enumerate() {
         let col: Vec<f64> = results
             .iter()
-            .map(|r| r.components.get(k).and_then(|(_, v)| *v).unwrap_or(0.0))
+            .map(|r| number(r.components.get(k).and_then(|(_, v)| *v)))
             .collect();
         logs.insert(name.to_string(), json!(col));
     }
@@ -107,6 +108,33 @@ mod tests {
     fn a_response_that_repeats_the_prompt_end_keeps_its_text() {
         let q = format!("{}<|im_start|>assistant\n72", &PROMPT[25..]);
         assert_eq!(response(&q, PROMPT).unwrap(), "<|im_start|>assistant\n72");
+    }
+
+    #[test]
+    fn every_row_answers_a_number() {
+        use crate::program::ResultStatus;
+        let names: Vec<std::sync::Arc<str>> = vec!["a".into(), "b".into()];
+        let r = |reward, status, a| ScoreResult {
+            reward,
+            status,
+            components: vec![("a".into(), a), ("b".into(), None)],
+            trace: None,
+            usage: None,
+            group: None,
+        };
+        let failed = || ScoreResult::input_error("prompt_not_found", "x".into());
+        let results = [
+            r(Some(1.5), ResultStatus::Ok, Some(1.0)),
+            failed(),
+            r(Some(-0.5), failed().status, None), // an on_error value
+            r(None, ResultStatus::NotApplicable, Some(f64::NAN)),
+        ];
+        assert_eq!(
+            reward_answer(&names, &results),
+            json!({"rewards": [1.5, 0.0, -0.5, 0.0], "scores": [1.0, 0.0, 0.0, 0.0],
+                   "extra_logs": {"a": [1.0, 0.0, 0.0, 0.0], "b": [0.0, 0.0, 0.0, 0.0],
+                                  "referee_error": [0.0, 1.0, 1.0, 0.0]}})
+        );
     }
 
     #[test]
