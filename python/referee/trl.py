@@ -1,22 +1,35 @@
-"""TRL ``GRPOTrainer`` adapter.
+"""TRL adapter: reward functions for ``GRPOTrainer`` / ``RLOOTrainer`` (TRL 1.16) and for
+``trl.experimental.async_grpo``.
 
     import referee.trl
     trainer = GRPOTrainer(
         model=..., train_dataset=dataset,
-        reward_funcs=referee.trl.reward_funcs("spec.yaml"),
+        reward_funcs=referee.trl.reward_funcs("spec.yaml"),          # asynchronous=True: async def
         args=GRPOConfig(reward_weights=referee.trl.reward_weights("spec.yaml"), ...),
     )
+    # A trainer that sums its reward functions without weights (async_grpo): the whole spec.
+    AsyncGRPOTrainer(..., reward_funcs=[referee.trl.reward_func("spec.yaml")])
 
-One callable per top-level component (``Program.components``: the inputs of a root
-``weighted_sum``, or the whole spec), each with a stable ``__name__`` so TRL logs
-``rewards/<name>/mean`` and ``normalize_then_sum`` keeps working. TRL calls each with keyword
-arguments ``prompts``, ``completions``, ``completion_ids``, ``trainer_state``, ``log_extra``,
-``log_metric`` and every dataset column except ``prompt`` (lists, one entry per completion); both
-the standard (text) and conversational (chat messages) formats work. A row becomes the TRL row
-``{"prompt": ..., "completion": ..., <columns>}`` (so a spec reads ``{{item.solution}}``). A
-sample that could not be scored, or that the component does not apply to, gets ``None`` (TRL: NaN,
-that function left out for that sample); the statuses go to ``log_extra`` as
-``<name>/status`` and the error count to ``log_metric`` as ``referee/<name>/errors``.
+``reward_funcs``: one function per top-level component (``Program.components``: the inputs of a
+root ``weighted_sum``, or the whole spec), each with a stable ``__name__`` so TRL logs
+``rewards/<name>/mean`` and ``normalize_then_sum`` keeps working. ``reward_func``: one function
+whose value is the whole spec's reward. TRL calls a function with keyword arguments ``prompts``,
+``completions``, ``completion_ids``, ``trainer_state``, ``log_extra``, ``log_metric`` and every
+dataset column except ``prompt`` (lists, one entry per completion). A row is the TRL row
+``{"prompt": ..., "completion": ..., <columns>}`` (a spec reads ``{{item.solution}}``); standard
+(text) and conversational completions go through unchanged, including the parsed assistant
+messages of a response-parsing tokenizer (``reasoning_content``/``thinking``, ``tool_calls``,
+``content`` possibly missing), which the core reads. Columns that are not row data (images) are
+left out; numpy values are converted by the core.
+
+A sample that could not be scored, or that the component does not apply to, gets ``None`` (TRL:
+NaN, that function left out for that sample; a sample with every function ``None`` gets no
+advantage). The statuses go to ``log_extra`` as ``<name>/status`` and the error count to
+``log_metric`` as ``referee/<name>/errors`` (async_grpo passes neither: nothing is logged there).
+
+The functions are callable objects, not closures, so they pickle (async_grpo spawns its rollout
+worker and pickles them): they carry the spec and recompile it in the other process. A spec given
+as a compiled ``Program`` does not pickle; give its path, text or dict instead.
 """
 
 from __future__ import annotations
@@ -31,8 +44,14 @@ _TRL_ARGS = frozenset(
     {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
      "environments"}
 )
+# Values the core converts (numpy/torch scalars and arrays) although they are not JSON.
+_CONVERTED_MODULES = ("numpy", "torch")
 
-RewardFunc = Callable[..., list[Optional[float]]]
+
+def _row_data(v: Any) -> bool:
+    """Whether a column value goes into a row: JSON-like, or numpy/torch (converted by the core).
+    Images and other objects are not row data."""
+    return jsonish(v) or type(v).__module__.split(".")[0] in _CONVERTED_MODULES
 
 
 def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dict]:
@@ -41,8 +60,8 @@ def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dic
     for k, v in columns.items():
         if k in _TRL_ARGS or not isinstance(v, (list, tuple)) or len(v) != n:
             continue
-        if n and not jsonish(v[0]):
-            continue  # images, tensors: not row data
+        if n and not _row_data(v[0]):
+            continue
         cols[k] = v
     rows = []
     for i in range(n):
@@ -54,8 +73,62 @@ def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dic
     return rows
 
 
-def _make(name: str, prog: Program) -> RewardFunc:
-    def reward(
+class RewardFunction:
+    """A TRL reward function for one part of a spec (a top-level component, or the whole spec).
+
+    ``__name__`` is the part's name (what TRL logs it under). Picklable when the spec is a path,
+    text or dict: the compiled program is dropped and rebuilt on first use after unpickling."""
+
+    def __init__(
+        self,
+        spec: "SpecLike | Program",
+        name: str,
+        part: Optional[int] = None,
+        judge: Optional[dict] = None,
+        prog: Optional[Program] = None,
+    ):
+        self._spec = spec
+        self._part = part  # index into Program.parts(), or None for the whole spec
+        self._judge = dict(judge or {})
+        self._prog = prog  # the compiled part, when the caller has it already
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"Referee `{name}` (TRL reward function)."
+
+    @property
+    def program(self) -> Program:
+        if self._prog is None:
+            p = program(self._spec, **self._judge)
+            self._prog = p if self._part is None else p.parts()[self._part][2]
+        return self._prog
+
+    def __getstate__(self) -> dict:
+        if isinstance(self._spec, Program):
+            raise TypeError(
+                f"referee.trl.{type(self).__name__} `{self.__name__}` was made from a compiled "
+                "Program, which does not pickle: give the spec's path, text or dict"
+            )
+        state = dict(self.__dict__)
+        state["_prog"] = None
+        return state
+
+    def __repr__(self) -> str:
+        return f"<referee.trl.{type(self).__name__} {self.__name__}>"
+
+    def _rows(self, prompts, completions, columns) -> list[dict]:
+        if completions is None:
+            raise TypeError(f"{self.__name__}: TRL passes completions=...")
+        return _rows(prompts, completions, columns)
+
+    def _report(self, results, log_extra, log_metric) -> list[Optional[float]]:
+        if log_extra is not None:
+            log_extra(f"{self.__name__}/status", [r.reason or r.status for r in results])
+        if log_metric is not None:
+            errors = sum(r.status == "error" for r in results)
+            log_metric(f"referee/{self.__name__}/errors", float(errors))
+        return [r.reward for r in results]
+
+    def __call__(
+        self,
         prompts: Optional[list] = None,
         completions: Optional[list] = None,
         completion_ids: Optional[list] = None,
@@ -64,26 +137,57 @@ def _make(name: str, prog: Program) -> RewardFunc:
         log_metric: Optional[Callable[[str, float], None]] = None,
         **columns: Any,
     ) -> list[Optional[float]]:
-        if completions is None:
-            raise TypeError(f"{name}: TRL passes completions=...")
-        results = prog.score_detailed(_rows(prompts, completions, columns), format="trl")
-        if log_extra is not None:
-            log_extra(f"{name}/status", [r.reason or r.status for r in results])
-        if log_metric is not None:
-            log_metric(f"referee/{name}/errors", float(sum(r.status == "error" for r in results)))
-        return [r.reward for r in results]
-
-    reward.__name__ = name
-    reward.__qualname__ = name
-    reward.__doc__ = f"Referee component `{name}` (TRL reward function)."
-    return reward
+        rows = self._rows(prompts, completions, columns)
+        results = self.program.score_detailed(rows, format="trl")
+        return self._report(results, log_extra, log_metric)
 
 
-def reward_funcs(spec: "SpecLike | Program", **judge: Any) -> list[RewardFunc]:
-    """One TRL reward function per top-level component of the spec, in spec order."""
-    return [_make(name, p) for name, _, p in program(spec, **judge).parts()]
+class AsyncRewardFunction(RewardFunction):
+    """The ``async def`` form: TRL awaits these together (``asyncio.gather``). Scoring runs on a
+    worker thread, so the trainer's event loop keeps running meanwhile."""
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Optional[list] = None,
+        completions: Optional[list] = None,
+        completion_ids: Optional[list] = None,
+        trainer_state: Any = None,
+        log_extra: Optional[Callable[[str, list], None]] = None,
+        log_metric: Optional[Callable[[str, float], None]] = None,
+        **columns: Any,
+    ) -> list[Optional[float]]:
+        rows = self._rows(prompts, completions, columns)
+        results = await self.program.score_detailed_async(rows, format="trl")
+        return self._report(results, log_extra, log_metric)
+
+
+def _cls(asynchronous: bool) -> type:
+    return AsyncRewardFunction if asynchronous else RewardFunction
+
+
+def reward_funcs(
+    spec: "SpecLike | Program", *, asynchronous: bool = False, **judge: Any
+) -> list[RewardFunction]:
+    """One TRL reward function per top-level component of the spec, in spec order (``async
+    def`` ones with ``asynchronous=True``). Pair with ``reward_weights(spec)``."""
+    parts = program(spec, **judge).parts()
+    cls = _cls(asynchronous)
+    return [cls(spec, name, i, judge, p) for i, (name, _, p) in enumerate(parts)]
 
 
 def reward_weights(spec: "SpecLike | Program", **judge: Any) -> list[float]:
     """``GRPOConfig.reward_weights`` matching ``reward_funcs(spec)``."""
     return [w for _, w, _ in program(spec, **judge).parts()]
+
+
+def reward_func(
+    spec: "SpecLike | Program",
+    *,
+    asynchronous: bool = False,
+    name: str = "referee",
+    **judge: Any,
+) -> RewardFunction:
+    """One TRL reward function whose value is the whole spec's reward, for trainers that sum
+    their reward functions without weights (``trl.experimental.async_grpo``)."""
+    # Compiled now: a bad spec fails here, not in the trainer.
+    return _cls(asynchronous)(spec, name, None, judge, program(spec, **judge))
