@@ -1,107 +1,155 @@
-"""PrimeIntellect ``verifiers`` adapter (the legacy Rubric API).
+"""PrimeIntellect ``verifiers`` adapter: a reward plugin for the v1 Task API (verifiers 0.4).
 
-    rubric = referee.verifiers.rubric("spec.yaml")
-    env = vf.SingleTurnEnv(dataset=dataset, rubric=rubric)
+    # env config (TOML), or --env.taskset.task.rewards.referee.fn referee.verifiers:reward
+    [env.taskset.task.rewards.referee]
+    fn = "referee.verifiers:reward"      # the spec comes from $REFEREE_SPEC
 
-Each top-level component (``Program.components``) is one reward function with the parameters
-the legacy ``vf.Rubric`` injects by name, ``(prompt, completion, answer, info, state, **kwargs)
--> float``, and its weight, so the components are reported as separate metrics and the reward
-is their weighted sum. With a ``verifiers`` that has the legacy ``vf.Rubric``, ``rubric()``
-returns a real ``vf.Rubric(funcs=..., weights=...)``; otherwise (``verifiers`` ≥ 0.4 ships only
-the v1 Task/Judge API, and none at all) it returns this module's ``Rubric``, which has the same
-``funcs``/``weights`` and scores a rollout into the documented ``RolloutScore`` shape
-``{"reward": float, "metrics": {name: float}}``.
+    # or in a file of your own, for a spec chosen in code (fn = "my_rewards.py:referee_reward"):
+    referee_reward = referee.verifiers.make_reward("spec.yaml")
 
-A sample becomes ``{"item": {"prompt", "answer", "info", "task"}, "sample": ...}`` (the completion
-as text, or as chat messages whose last assistant turn is graded), so a spec reads
-``{{item.answer}}`` / ``{{item.info.<key>}}``. The rubric API wants a float: a sample that could
-not be scored gets 0.0, and ``state["referee"][<name>]`` says why (status and reason).
+verifiers imports the function, calls it with ``task`` (the ``TaskData``) and ``trace`` (the
+``Trace``) by name, and records every key of the mapping it returns as a reward with the entry's
+weight (leave ``weight`` unset: 1.0). ``trace.reward`` is the sum of those, so the mapping holds
+each top-level component's *contribution* to Referee's reward: ``wᵢ·vᵢ`` with the weights of
+``Program.components``, rescaled on a row where a component did not apply and a root
+``normalize: sum``/``abs_sum`` renormalised (so the values always add up to Referee's reward).
+A component that does not apply to the row is left out. The raw component values (every named
+component) are recorded as ``trace.metrics["referee/<name>"]``, and ``trace.metrics
+["referee_error"]`` is 1.0 on a row whose status is ``error`` (0.0 otherwise); ``trace.info
+["referee"]`` holds the status, reason and message.
+
+A row becomes ``{"item": <task>, "sample": {"messages": trace.messages, "state": ...}}``, so a
+spec reads ``{{item.answer}}`` (a ``TaskData`` subclass's fields) and ``{{item.info.<key>}}``.
+The messages stay verifiers' pydantic objects: the core converts them and grades the last
+assistant turn, its ``reasoning_content`` as the reasoning section and its ``tool_calls`` as the
+output tools, as the CLI grades the same messages given as dicts.
+
+A row that could not be scored (no reward: an error without ``on_error``, or nothing applied)
+raises ``UnscoredError``. verifiers takes no ``None`` reward (``float(None)`` fails inside its
+scoring), and a number would be trained on as a score; a raised error is verifiers' own way to
+say so: the rollout is recorded as failed (``trace.ok`` False, a ``TaskError`` naming Referee's
+status and reason in ``trace.errors``, its reward entries ``None``: "scoring didn't run"), it is
+not retried unless the env's retries say so, and nothing else stops. A row whose failure the
+spec gives a value (``on_error``) is scored with it and flagged in ``referee_error``.
+
+The legacy ``vf.Rubric`` API (verifiers ≤ 0.3) is no longer supported: see ``rubric``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Callable, Optional
+import math
+from typing import Any, Awaitable, Callable, Optional
 
 from ._api import Program, SpecLike
-from ._util import program
+from ._referee import Result
+from ._util import program, spec_from
+
+RewardPlugin = Callable[..., Awaitable[dict[str, float]]]
 
 
-def _row(prompt: Any, completion: Any, answer: Any, info: Any, task: Any) -> dict:
-    sample = {"messages": completion} if isinstance(completion, list) else {"output_text": completion or ""}
-    item = {"prompt": prompt, "answer": answer, "info": info if info is not None else {}}
-    if task is not None:
-        item["task"] = task
-    return {"item": item, "sample": sample}
+class UnscoredError(RuntimeError):
+    """A row Referee could not score; verifiers records the rollout as failed."""
+
+    def __init__(self, result: Result):
+        self.status = result.status
+        self.reason = result.reason
+        detail = f": {result.message}" if result.message else ""
+        super().__init__(
+            f"referee could not score this rollout (status {result.status}, "
+            f"reason {result.reason or result.status}){detail}"
+        )
 
 
-def _func(name: str, prog: Program) -> Callable[..., float]:
-    def reward(
-        prompt: Any = None,
-        completion: Any = None,
-        answer: Any = None,
-        info: Optional[dict] = None,
-        state: Optional[dict] = None,
-        task: Any = None,
-        **kwargs: Any,
-    ) -> float:
-        (r,) = prog.score_detailed([_row(prompt, completion, answer, info, task)], format="referee")
-        if state is not None:
-            state.setdefault("referee", {})[name] = {"status": r.status, "reason": r.reason}
-        return 0.0 if r.reward is None else float(r.reward)
-
-    reward.__name__ = name
-    reward.__qualname__ = name
-    return reward
+def row(task: Any, trace: Any) -> dict:
+    """The Referee row of a verifiers ``(task, trace)``: pydantic values as they are."""
+    sample: dict[str, Any] = {"messages": list(getattr(trace, "messages", None) or [])}
+    state = getattr(trace, "state", None)
+    if state is not None and hasattr(state, "model_dump"):
+        # `artifacts` are collected files (bytes), not state a spec grades.
+        dumped = state.model_dump(exclude={"artifacts"})
+        if dumped:
+            sample["state"] = dumped
+    return {"item": task if task is not None else {}, "sample": sample}
 
 
-class Rubric:
-    """The legacy rubric shape: ``funcs``, ``weights``, and ``score_rollout``."""
-
-    def __init__(self, funcs: list[Callable[..., float]], weights: list[float]):
-        self.funcs = funcs
-        self.weights = weights
-
-    def get_reward_funcs(self) -> list[Callable[..., float]]:
-        return list(self.funcs)
-
-    def get_reward_weights(self) -> list[float]:
-        return list(self.weights)
-
-    def score_rollout_sync(self, prompt: Any, completion: Any, answer: Any = None,
-                           state: Optional[dict] = None, task: Any = None,
-                           info: Optional[dict] = None, **kwargs: Any) -> dict:
-        state = {} if state is None else state
-        metrics = {
-            f.__name__: f(prompt=prompt, completion=completion, answer=answer, info=info,
-                          state=state, task=task)
-            for f in self.funcs
-        }
-        reward = sum(w * metrics[f.__name__] for f, w in zip(self.funcs, self.weights))
-        return {"reward": reward, "metrics": metrics}
-
-    async def score_rollout(self, prompt: Any, completion: Any, answer: Any = None,
-                            state: Optional[dict] = None, task: Any = None,
-                            info: Optional[dict] = None, **kwargs: Any) -> dict:
-        return await asyncio.to_thread(self.score_rollout_sync, prompt, completion, answer,
-                                       state, task, info)
+def contributions(result: Result, parts: list[tuple[str, float, Optional[float]]]) -> dict[str, float]:
+    """Each top-level component's share of ``result.reward``: ``wᵢ·vᵢ``, rescaled when they do
+    not add up to it (a root that renormalised over the components that applied)."""
+    total = result.reward
+    assert total is not None
+    if len(parts) == 1:
+        return {parts[0][0]: float(total)}
+    shares = {name: w * v for name, w, v in parts if v is not None}
+    s = sum(shares.values())
+    if math.isclose(s, total, rel_tol=1e-9, abs_tol=1e-12):
+        return shares
+    if s != 0.0:
+        return {name: v * (total / s) for name, v in shares.items()}
+    # Nothing to scale (every share 0 while the total is not): the first component carries it.
+    first = next(iter(shares), parts[0][0])
+    return {**shares, first: shares.get(first, 0.0) + total}
 
 
-def reward_funcs(spec: "SpecLike | Program", **judge: Any) -> list[Callable[..., float]]:
-    return [_func(name, p) for name, _, p in program(spec, **judge).parts()]
+async def score(prog: Program, task: Any, trace: Any) -> dict[str, float]:
+    """Scores one verifiers rollout; see the module doc for what is returned and recorded."""
+    (r,) = await prog.score_detailed_async([row(task, trace)], format="referee")
+    metrics = getattr(trace, "metrics", None)
+    info = getattr(trace, "info", None)
+    if isinstance(metrics, dict):
+        metrics["referee_error"] = 1.0 if r.status == "error" else 0.0
+        for name, v in r.components.items():
+            if v is not None:
+                metrics[f"referee/{name}"] = float(v)
+    if isinstance(info, dict):
+        info["referee"] = {"status": r.status, "reason": r.reason, "message": r.message}
+    if r.reward is None:
+        raise UnscoredError(r)
+    parts = prog.parts()
+    values: list[tuple[str, float, Optional[float]]] = []
+    named = set(prog.component_names)
+    for name, weight, part in parts:
+        if len(parts) == 1:
+            values.append((name, weight, r.reward))
+        elif name in named:
+            values.append((name, weight, r.components.get(name)))
+        else:  # an unnamed top-level input: its value is not among the components
+            (pr,) = await part.score_detailed_async([row(task, trace)], format="referee")
+            values.append((name, weight, pr.reward))
+    return contributions(r, values)
 
 
-def rubric(spec: "SpecLike | Program", **judge: Any) -> Any:
-    """A ``vf.Rubric`` when the installed verifiers has one, else ``referee.verifiers.Rubric``."""
+def make_reward(spec: "SpecLike | Program", **judge: Any) -> RewardPlugin:
+    """A verifiers reward plugin for this spec: ``async (task, trace) -> {component: value}``.
+    ``judge``: ``judge``/``judge_model``/``judge_cache`` as for ``referee.compile``."""
     prog = program(spec, **judge)
-    funcs = reward_funcs(prog)
-    weights = [w for _, w, _ in prog.parts()]
-    try:
-        import verifiers as vf  # type: ignore[import-not-found]
 
-        legacy = getattr(vf, "Rubric", None)
-    except ImportError:
-        legacy = None
-    if legacy is not None:
-        return legacy(funcs=funcs, weights=weights)
-    return Rubric(funcs, weights)
+    async def referee_reward(task: Any, trace: Any) -> dict[str, float]:
+        return await score(prog, task, trace)
+
+    referee_reward.__doc__ = f"Referee reward plugin for {prog!r}."
+    return referee_reward
+
+
+async def reward(task: Any, trace: Any) -> dict[str, float]:
+    """The plugin for ``fn = "referee.verifiers:reward"``: the spec is ``$REFEREE_SPEC`` (a
+    path or YAML text), compiled once per process."""
+    return await score(program(spec_from({})), task, trace)
+
+
+def rubric(spec: Any = None, **judge: Any) -> Any:
+    """Removed: verifiers 0.4 has no ``vf.Rubric`` (its legacy API ended with 0.3.x)."""
+    raise RuntimeError(
+        "referee.verifiers.rubric() was for the legacy vf.Rubric API, which verifiers 0.4 no "
+        "longer has. Plug Referee into the v1 Task API instead: TaskConfig.rewards = "
+        '{"referee": {"fn": "referee.verifiers:reward"}} with $REFEREE_SPEC set, or '
+        "make_reward(spec) in a file of your own (fn = \"file.py:name\"). See "
+        "help(referee.verifiers)."
+    )
+
+
+def reward_funcs(spec: Any = None, **judge: Any) -> Any:
+    """Removed with ``rubric``."""
+    rubric(spec, **judge)
+
+
+__all__ = ["UnscoredError", "make_reward", "reward", "row", "rubric", "score"]

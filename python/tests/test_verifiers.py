@@ -1,55 +1,64 @@
-"""referee.verifiers: the legacy Rubric reward-function convention (parameters injected by name:
-prompt, completion, answer, info, state), compared with `referee score` on the same rollouts.
-
-The verifiers on PyPI (0.4.0) installs here without torch but ships only its v1 Task/Judge API
-(no `vf.Rubric`), so scripts/test_py.sh does not install it and these tests check the documented
-legacy convention, not a live vf.Rubric."""
+"""referee.verifiers, pure logic: how a Referee result becomes the mapping verifiers sums, and
+the removed legacy entry points. The plugin inside verifiers 0.4 itself is tested live in
+python/live/verifiers/ (scripts/test_live.sh verifiers)."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 import referee.verifiers as rvf
 
 
-def test_rubric_shape_and_scores_match_cli(cli, specs: Path, trl_batch):
-    prompts, completions, solutions = trl_batch
-    spec = specs / "math_format.yaml"
-    rubric = rvf.rubric(spec)
-    assert [f.__name__ for f in rubric.funcs] == ["accuracy", "format"]
-    assert rubric.weights == [1.0, 0.5]
-    for f in rubric.funcs:
-        params = inspect.signature(f).parameters
-        assert {"prompt", "completion", "answer", "info", "state"} <= set(params)
-    # The legacy spec reads item.answer: re-point the math component at it.
-    spec2 = spec.read_text().replace("{{item.solution}}", "{{item.answer}}")
-    rubric = rvf.rubric(spec2)
-    rows = []
-    got = []
-    for p, c, s in zip(prompts, completions, solutions):
-        prompt = [{"role": "user", "content": p}]
-        completion = [{"role": "assistant", "content": c}]
-        state: dict = {}
-        got.append(rubric.score_rollout_sync(prompt, completion, answer=s, state=state, info={"k": 1}))
-        assert set(state["referee"]) == {"accuracy", "format"}
-        rows.append({"item": {"prompt": prompt, "answer": s, "info": {"k": 1}},
-                     "sample": {"messages": completion}})
-    want = cli(specs / "math_format.yaml", [
-        {"item": {**r["item"], "solution": r["item"]["answer"]}, "sample": r["sample"]} for r in rows])
-    assert [g["reward"] for g in got] == [w["reward"] for w in want]
-    assert [g["metrics"] for g in got] == [w["components"] for w in want]
+def result(reward, status="ok"):
+    return SimpleNamespace(reward=reward, status=status, reason=None, message=None, components={})
 
 
-def test_string_completion_and_async(specs: Path):
-    rubric = rvf.rubric(specs / "label.yaml")
-    (f,) = rubric.funcs
-    # verifiers injects by name; a label spec reads item.label, absent here: an error, scored 0
-    state: dict = {}
-    assert f(prompt="q", completion="\\boxed{3}", answer="3", info={}, state=state) == 0.0
-    assert state["referee"]["correct"]["status"] == "error"
-    spec = {"type": "math_equiv", "name": "correct", "reference": "{{item.answer}}"}
-    rubric = rvf.rubric(spec)
-    out = asyncio.run(rubric.score_rollout("q", "\\boxed{3}", answer="3"))
-    assert out == {"reward": 1.0, "metrics": {"correct": 1.0}}
+def test_contributions_are_weighted_values_when_they_add_up():
+    parts = [("accuracy", 1.0, 1.0), ("format", 0.5, 0.0), ("tool", 0.25, 1.0)]
+    assert rvf.contributions(result(1.25), parts) == {"accuracy": 1.0, "format": 0.0, "tool": 0.25}
+
+
+def test_contributions_rescaled_when_a_component_did_not_apply():
+    # normalize: sum, weights [2, 1, 1] -> parts 0.5/0.25/0.25; `format` did not apply, so the
+    # root renormalised over 3: reward (2*1 + 1*0.5)/3. The shares are w·v/Σw over those applied.
+    parts = [("accuracy", 0.5, 1.0), ("format", 0.25, None), ("tool", 0.25, 0.5)]
+    got = rvf.contributions(result(2.5 / 3), parts)
+    assert set(got) == {"accuracy", "tool"}
+    assert got["accuracy"] == pytest.approx(2 / 3) and got["tool"] == pytest.approx(0.5 / 3)
+    assert sum(got.values()) == pytest.approx(2.5 / 3)
+
+
+def test_contributions_single_part_is_the_reward():
+    assert rvf.contributions(result(0.3), [("reward", 1.0, None)]) == {"reward": 0.3}
+
+
+def test_contributions_nothing_to_scale():
+    got = rvf.contributions(result(0.2), [("a", 0.5, 0.0), ("b", 0.5, 0.0)])
+    assert sum(got.values()) == pytest.approx(0.2)
+
+
+def test_row_from_duck_typed_task_and_trace():
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    trace = SimpleNamespace(messages=msgs, state=None)
+    assert rvf.row({"answer": "4"}, trace) == {"item": {"answer": "4"}, "sample": {"messages": msgs}}
+
+
+def test_plugin_scores_and_raises(specs):
+    plugin = rvf.make_reward(specs / "label.yaml")
+    ok = SimpleNamespace(messages=[{"role": "assistant", "content": "\\boxed{3}"}], state=None,
+                         metrics={}, info={})
+    assert asyncio.run(plugin(task={"label": "3"}, trace=ok)) == {"correct": 1.0}
+    assert ok.metrics == {"referee_error": 0.0, "referee/correct": 1.0}
+    bad = SimpleNamespace(messages=ok.messages, state=None, metrics={}, info={})
+    with pytest.raises(rvf.UnscoredError, match="missing_field"):
+        asyncio.run(plugin(task={}, trace=bad))
+    assert bad.metrics["referee_error"] == 1.0
+
+
+def test_legacy_entry_points_point_to_the_plugin(specs):
+    for f in (rvf.rubric, rvf.reward_funcs):
+        with pytest.raises(RuntimeError, match="referee.verifiers:reward"):
+            f(specs / "math_format.yaml")
