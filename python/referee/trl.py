@@ -24,7 +24,11 @@ left out; numpy values are converted by the core.
 
 A sample that could not be scored, or that the component does not apply to, gets ``None`` (TRL:
 NaN, that function left out for that sample; a sample with every function ``None`` gets no
-advantage). The statuses go to ``log_extra`` as ``<name>/status`` and the error count to
+advantage). With one function per component, a sample one component could not score (no gold,
+a judge that did not answer) gets ``None`` from **every** function, as the whole spec's reward is
+``None`` there: TRL would otherwise sum the other components and pay the sample a reward the
+spec never gave. So the functions of one ``reward_funcs`` call score the batch together, once:
+the first one TRL calls scores every component (concurrently), the others read its results. The statuses go to ``log_extra`` as ``<name>/status`` and the error count to
 ``log_metric`` as ``referee/<name>/errors`` (async_grpo passes neither: nothing is logged there).
 
 The functions are callable objects, not closures, so they pickle (async_grpo spawns its rollout
@@ -34,6 +38,9 @@ as a compiled ``Program`` does not pickle; give its path, text or dict instead.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from ._api import Program, SpecLike
@@ -73,6 +80,49 @@ def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dic
     return rows
 
 
+class _Parts:
+    """The top-level components of one spec, scored together once per batch for the functions of
+    one ``reward_funcs`` call (TRL passes every function the same ``completions`` list, which is
+    how a batch is recognised). Picklable like the functions: the programs are rebuilt."""
+
+    def __init__(self, spec: "SpecLike | Program", judge: dict, progs: Optional[list] = None):
+        self._spec, self._judge, self._progs = spec, dict(judge), progs
+        self._lock = threading.Lock()
+        self._last: Optional[tuple] = None  # (completions, results per part)
+
+    def programs(self) -> list[tuple[str, Program]]:
+        if self._progs is None:
+            self._progs = [(n, p) for n, _, p in program(self._spec, **self._judge).parts()]
+        return self._progs
+
+    def name(self, k: int) -> str:
+        return self.programs()[k][0]
+
+    def results(self, completions: list, rows: list[dict]) -> list[list]:
+        with self._lock:
+            if self._last is not None and self._last[0] is completions:
+                return self._last[1]
+            progs = self.programs()
+            if len(progs) == 1:
+                res = [progs[0][1].score_detailed(rows, format="trl")]
+            else:  # the GIL is released while a program scores: the parts wait together
+                with ThreadPoolExecutor(len(progs)) as pool:
+                    res = list(pool.map(lambda p: p[1].score_detailed(rows, format="trl"), progs))
+            # Holding `completions` keeps its id from being reused by a later batch.
+            self._last = (completions, res)
+            return res
+
+    def __getstate__(self) -> dict:
+        return {"_spec": self._spec, "_judge": self._judge}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["_spec"], state["_judge"])
+
+
+def _unscorable(r: Any) -> bool:
+    return r.status == "error" and r.reward is None
+
+
 class RewardFunction:
     """A TRL reward function for one part of a spec (a top-level component, or the whole spec).
 
@@ -86,11 +136,13 @@ class RewardFunction:
         part: Optional[int] = None,
         judge: Optional[dict] = None,
         prog: Optional[Program] = None,
+        parts: Optional[_Parts] = None,
     ):
         self._spec = spec
         self._part = part  # index into Program.parts(), or None for the whole spec
         self._judge = dict(judge or {})
         self._prog = prog  # the compiled part, when the caller has it already
+        self._parts = parts  # the spec's parts scored together (per-component functions)
         self.__name__ = self.__qualname__ = name
         self.__doc__ = f"Referee `{name}` (TRL reward function)."
 
@@ -119,13 +171,30 @@ class RewardFunction:
             raise TypeError(f"{self.__name__}: TRL passes completions=...")
         return _rows(prompts, completions, columns)
 
-    def _report(self, results, log_extra, log_metric) -> list[Optional[float]]:
+    def _score(self, completions: list, rows: list[dict]) -> list[tuple[Optional[float], str]]:
+        """``(reward, status)`` per row. A row another component could not score is ``None``
+        here too (status ``<reason> in <component>``): the spec has no reward for it."""
+        if self._parts is None:
+            return [(r.reward, r.reason or r.status)
+                    for r in self.program.score_detailed(rows, format="trl")]
+        res = self._parts.results(completions, rows)
+        out = []
+        for i, r in enumerate(res[self._part]):
+            other = next((k for k, part in enumerate(res) if k != self._part
+                          and _unscorable(part[i])), None)
+            if other is not None and not _unscorable(r):
+                out.append((None, f"{res[other][i].reason} in {self._parts.name(other)}"))
+            else:
+                out.append((r.reward, r.reason or r.status))
+        return out
+
+    def _report(self, scored, log_extra, log_metric) -> list[Optional[float]]:
         if log_extra is not None:
-            log_extra(f"{self.__name__}/status", [r.reason or r.status for r in results])
+            log_extra(f"{self.__name__}/status", [s for _, s in scored])
         if log_metric is not None:
-            errors = sum(r.status == "error" for r in results)
+            errors = sum(s not in ("ok", "not_applicable") for _, s in scored)
             log_metric(f"referee/{self.__name__}/errors", float(errors))
-        return [r.reward for r in results]
+        return [r for r, _ in scored]
 
     def __call__(
         self,
@@ -138,8 +207,7 @@ class RewardFunction:
         **columns: Any,
     ) -> list[Optional[float]]:
         rows = self._rows(prompts, completions, columns)
-        results = self.program.score_detailed(rows, format="trl")
-        return self._report(results, log_extra, log_metric)
+        return self._report(self._score(completions, rows), log_extra, log_metric)
 
 
 class AsyncRewardFunction(RewardFunction):
@@ -157,8 +225,8 @@ class AsyncRewardFunction(RewardFunction):
         **columns: Any,
     ) -> list[Optional[float]]:
         rows = self._rows(prompts, completions, columns)
-        results = await self.program.score_detailed_async(rows, format="trl")
-        return self._report(results, log_extra, log_metric)
+        scored = await asyncio.to_thread(self._score, completions, rows)
+        return self._report(scored, log_extra, log_metric)
 
 
 def _cls(asynchronous: bool) -> type:
@@ -172,7 +240,8 @@ def reward_funcs(
     def`` ones with ``asynchronous=True``). Pair with ``reward_weights(spec)``."""
     parts = program(spec, **judge).parts()
     cls = _cls(asynchronous)
-    return [cls(spec, name, i, judge, p) for i, (name, _, p) in enumerate(parts)]
+    together = _Parts(spec, judge, [(n, p) for n, _, p in parts])
+    return [cls(spec, name, i, judge, p, together) for i, (name, _, p) in enumerate(parts)]
 
 
 def reward_weights(spec: "SpecLike | Program", **judge: Any) -> list[float]:

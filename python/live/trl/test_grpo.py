@@ -123,27 +123,36 @@ def test_parsed_messages_async(live, cli, spec, tmp_path):
 
 
 def test_unscorable_row_is_none(live, cli, spec, tmp_path):
-    """A row without its gold (``tests`` null): the component's function returns None, TRL
-    turns it into NaN and leaves that function out for the row; the run goes on; the status
-    and the error count reach the trainer's logs."""
+    """A row without its gold (``tests`` null): the spec has no reward for it (the CLI's reward
+    is null), so **every** component's function returns None for it, not only ``tests``: TRL
+    would otherwise sum ``think`` and ``calls`` and pay the row a reward the spec never gave.
+    TRL leaves the row out (no advantage); the run goes on; the statuses and error counts
+    reach the trainer's logs."""
     columns = gold(live, with_tests=False)
     steps = live.train(tmp_path, rows(columns), referee.trl.reward_funcs(spec),
                        referee.trl.reward_weights(spec))
     for step in steps:
         want = cli_of_step(live, cli, spec, step, columns)
-        assert_logged_equal_cli(live, step, want, NAMES)
         no_gold = [live.prompt_key(p) == ADD for p in step["prompts"]]
         assert sum(no_gold) == 4
-        for missing, r, status in zip(no_gold, step["rewards"]["tests"],
-                                      step["extra"]["tests/status"]):
-            assert math.isnan(r) if missing else not math.isnan(r)
+        for name in NAMES:
+            exp = [None if w["reward"] is None else w["components"][name] for w in want]
+            assert live.same(step["rewards"][name], exp), (name, step["rewards"][name], exp)
+            scored = [e for e in exp if e is not None]
+            assert math.isclose(step["logs"][f"rewards/{name}/mean"], sum(scored) / len(scored),
+                                abs_tol=1e-6)
+        for missing, w, status in zip(no_gold, want, step["extra"]["tests/status"]):
+            assert (w["reward"] is None) == missing
             assert status == ("bad_tests" if missing else "ok")
-        # Logged mean: over the rows that were scored, not a 0 for the others.
-        scored = [r for r, m in zip(step["rewards"]["tests"], no_gold) if not m]
-        assert math.isclose(step["logs"]["rewards/tests/mean"], sum(scored) / len(scored),
-                            abs_tol=1e-6)
+        assert step["extra"]["think/status"] == [
+            "bad_tests in tests" if m else "ok" for m in no_gold]
         assert step["logs"]["referee/tests/errors"] == 4.0
-        assert all(not math.isnan(a) for a in step["advantages"])
+        assert step["logs"]["referee/calls/errors"] == 4.0
+        # The scored rows' weighted sum is the spec's reward; the others have no advantage.
+        assert math.isclose(step["logs"]["reward"],
+                            live.nanmean([w["reward"] for w in want]), abs_tol=1e-6)
+        for missing, a in zip(no_gold, step["advantages"]):
+            assert not math.isnan(a) and (a == 0.0 if missing else True)
 
 
 def test_single_function_mode(live, cli, spec, tmp_path):
