@@ -8,7 +8,7 @@ Audits of a spec (the CLI's ``fuzz``, ``eval``, ``compare``, same JSON reports):
 ``referee.fuzz(spec, rows)``, ``referee.evaluate(spec, rows)``, ``referee.compare(a, b, rows)``.
 
 Trainer adapters: ``referee.trl``, ``referee.verl``, ``referee.openrlhf``,
-``referee.verifiers``, ``referee.ray``.
+``referee.verifiers``, ``referee.slime``, ``referee.ray``.
 """
 
 from ._api import Component, Program, Result, SpecError, compare, compile, evaluate, fuzz
