@@ -219,5 +219,6 @@ def test_the_wheel_ships_types():
     from importlib import resources
 
     files = {p.name for p in resources.files("referee").iterdir()}
-    assert {"py.typed", "_referee.pyi", "trl.py", "verl.py", "openrlhf.py", "verifiers.py", "ray.py"} <= files
+    assert {"py.typed", "_referee.pyi", "trl.py", "verl.py", "openrlhf.py", "verifiers.py", "slime.py",
+            "ray.py"} <= files
     assert referee.__version__ == "0.1.0"

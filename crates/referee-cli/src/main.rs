@@ -36,7 +36,8 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 pub struct MappingArgs {
-    /// Row format of the input: auto (per row), referee (= openai: item + sample), trl, verl.
+    /// Row format of the input: auto (per row), referee (= openai: item + sample), trl, verl,
+    /// openrlhf (query + prompt + label).
     #[arg(long, default_value = "auto")]
     pub format: RowFormat,
     /// Dotted path of the id in each row (default: `id`; verl: also `extra_info.index`).
