@@ -94,7 +94,12 @@ def compile_user(src, name):
     try:
         return compile(src, name, "exec")
     except (SyntaxError, ValueError) as e:
-        result({"compile_error": error_text(e)})
+        # One line, as Python says it: `SyntaxError: invalid syntax (solution.py, line 2)`.
+        try:
+            text = "%s: %s" % (safe_name(type(e)), e)
+        except BaseException:
+            text = error_text(e)
+        result({"compile_error": text[:500]})
         os._exit(0)
 
 
@@ -121,8 +126,26 @@ def fresh_module(name):
     return mod
 
 
+LOAD_ERROR = []
+
+
+def load_error(e):
+    """Why a module did not load, as Python said it, with where: `NameError: name 'List' is not
+    defined (solution.py, line 2)`. Never raises."""
+    try:
+        text = error_text(e).strip().splitlines()[-1][:300]
+        where = ""
+        for fr in traceback.extract_tb(e.__traceback__):
+            if fr.filename in ("solution.py", "prompt.py"):
+                where = " (%s, line %d)" % (fr.filename, fr.lineno)
+        return text + where
+    except BaseException:
+        return "an exception that cannot be printed"
+
+
 def run_module(code, g):
-    """Runs a module the way `python solution.py` would; returns its exit code."""
+    """Runs a module the way `python solution.py` would; returns its exit code. Why it failed,
+    when it raised, is in LOAD_ERROR."""
     rc = 0
     try:
         exec(code, g)
@@ -138,11 +161,12 @@ def run_module(code, g):
             except BaseException:
                 pass
             rc = 1
-    except BaseException:
+    except BaseException as e:
         try:
             traceback.print_exc()
         except BaseException:
             pass
+        LOAD_ERROR[:] = [load_error(e)]
         rc = 1
     # What the interpreter does at exit: wait for non-daemon threads (the "run main in a thread
     # with a big stack" idiom), then run atexit handlers (some fast-I/O idioms print there).
@@ -324,7 +348,7 @@ def solver(code, sock):
     g = fresh_module("solution").__dict__
     rc = run_module(code, g)
     if rc != 0:
-        send({"error": "exit code %d" % rc})
+        send({"error": LOAD_ERROR[0] if LOAD_ERROR else "exit code %d" % rc})
         os._exit(rc)
     names = [k for k, v in list(g.items()) if not k.startswith("__") and type(v) is types.FunctionType]
     if "Solution" in g and isinstance(g["Solution"], type):

@@ -41,6 +41,19 @@ fn yaml_files(dir: &Path, prefix: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// The first failed test's `why`, and the node's note, of the first node that ran tests.
+fn first_why(t: &Value) -> Option<(String, String)> {
+    if let Some(tests) = t["detail"]["tests"].as_array() {
+        let why = tests
+            .iter()
+            .find_map(|x| x["why"].as_str())
+            .unwrap_or("")
+            .to_string();
+        return Some((why, t["note"].as_str().unwrap_or("").to_string()));
+    }
+    t["children"].as_array()?.iter().find_map(first_why)
+}
+
 /// The per-test verdicts of the first node in the trace that ran tests.
 fn verdicts(t: &Value) -> Option<Vec<String>> {
     if let Some(tests) = t["detail"]["tests"].as_array() {
@@ -85,6 +98,16 @@ fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
             != Some(want.clone())
         {
             bad.push(format!("verdicts: want {want:?}, got {got:?}"));
+        }
+    }
+    // `why_contains`: the first failed test's reason holds this text (Python's own error line).
+    // `note_contains`: the node's note does (which block was graded, the prefix).
+    for (key, pick) in [("why_contains", 0), ("note_contains", 1)] {
+        if let Some(want) = expect[key].as_str() {
+            let got = first_why(&trace).map(|w| if pick == 0 { w.0 } else { w.1 });
+            if !got.as_deref().is_some_and(|g| g.contains(want)) {
+                bad.push(format!("{key}: want {want:?}, got {got:?}"));
+            }
         }
     }
     if let Some(any) = expect["verdicts_any_of"].as_array() {

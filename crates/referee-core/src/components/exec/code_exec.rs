@@ -8,8 +8,15 @@
 //!
 //! *Spec:*
 //! - `input` (template, default `{{sample.output_text}}`): the completion holding the code.
-//! - `extract`: `last_block` (default: the last fenced code block tagged with the language or
-//!   untagged), `first_block`, or `none` (the input is the code).
+//! - `extract`: `auto` (default: with an entry point, the last fenced block, tagged with the
+//!   language or untagged, that defines it, later usage-only blocks left out; without one, the
+//!   last block that is a whole program; see `solution.rs` for the rule and why),
+//!   `last_block`, `first_block`, or `none` (the input is the code).
+//! - `prefix` (template): code run before the solution, as its own code (never joined to it as
+//!   text), e.g. `{{item.prompt}}` for HumanEval, whose prompt holds the imports and helpers
+//!   the answer uses. Default: for HumanEval-shaped rows (a `check(candidate)` test, Python)
+//!   whose `item.prompt` is text defining the entry point, that prompt; otherwise none.
+//!   `prefix: ""` turns it off.
 //! - `language`: `python` (default), `cpp` or `c` (the sandbox's `lang` table: a compiled
 //!   language is compiled once per sample, in the sandbox, and runs stdin/stdout tests); may be
 //!   a template such as `{{item.language}}`.
@@ -53,6 +60,7 @@
 //! tests (`bad_tests`), a language the sandbox does not run (`unsupported_language`), no
 //! sandbox on this machine (`sandbox_unavailable`) or a sandbox failure (`sandbox_error`).
 
+use super::solution::{self, code_blocks, tag_matches};
 use super::testcases::{self, Comparator, CompareMode, Expect, Format, TestCase};
 use crate::compile::{waits, At, Compiler};
 use crate::exec::{BoxFuture, Job, JobFailure, Limits, RunEnd, RunOutput, Sandbox};
@@ -89,6 +97,10 @@ pub struct CodeExecSpec {
     /// Code run before assert tests (template).
     #[serde(default)]
     pub setup: Option<String>,
+    /// Code run before the solution, as its own code (template); default: a HumanEval row's
+    /// prompt when it defines the entry point.
+    #[serde(default)]
+    pub prefix: Option<String>,
     #[serde(default)]
     pub reward: Reward,
     /// Per-test weights for `reward: weighted` (template giving a list of numbers).
@@ -103,7 +115,9 @@ pub struct CodeExecSpec {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Extract {
+    /// The block that holds the solution (see `solution.rs`).
     #[default]
+    Auto,
     LastBlock,
     FirstBlock,
     None,
@@ -161,6 +175,7 @@ pub struct CodeExec {
     format: Format,
     entry_point: Option<Template>,
     setup: Option<Template>,
+    prefix: Option<Template>,
     reward: Reward,
     weights: Option<Template>,
     compare: Comparator,
@@ -182,6 +197,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     let tests = cx.template(&spec.tests, at, "tests");
     let entry_point = opt_template(cx, spec.entry_point.as_deref(), at, "entry_point");
     let setup = opt_template(cx, spec.setup.as_deref(), at, "setup");
+    let prefix = opt_template(cx, spec.prefix.as_deref(), at, "prefix");
     let weights = opt_template(cx, spec.weights.as_deref(), at, "weights");
     let sandbox = cx.env().sandbox.clone();
     let languages = sandbox
@@ -260,6 +276,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         format: spec.format,
         entry_point: entry_point?,
         setup: setup?,
+        prefix: prefix?,
         reward: spec.reward,
         weights: weights?,
         compare: Comparator {
@@ -427,6 +444,14 @@ pub fn judge(
                 return Ok((Verdict::Timeout, None));
             }
             let err = m.get("error").map(value_str).unwrap_or_default();
+            // The harness's own wrapper says nothing a reader needs: Python's error line does.
+            let err = match err
+                .trim()
+                .strip_prefix("RuntimeError: the solution failed to load: ")
+            {
+                Some(why) => format!("failed to load: {why}"),
+                None => err,
+            };
             let v = if err.starts_with("AssertionError") {
                 Verdict::WrongAnswer
             } else if err.contains("MemoryError") {
@@ -447,70 +472,58 @@ fn last_line(s: &str) -> String {
     shorten(s.trim().lines().last().unwrap_or(""))
 }
 
-/// The fenced code blocks of a completion: (info string, body).
-pub fn code_blocks(text: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    let mut offset_ok = true;
-    while offset_ok {
-        let Some(start) = rest.find("```") else { break };
-        let after = &rest[start + 3..];
-        let Some(nl) = after.find('\n') else { break };
-        let info = after[..nl].trim();
-        let body_start = &after[nl + 1..];
-        // The closing fence starts a line.
-        let mut search = 0;
-        let mut end = None;
-        while let Some(i) = body_start[search..].find("```") {
-            let pos = search + i;
-            if pos == 0 || body_start.as_bytes()[pos - 1] == b'\n' {
-                end = Some(pos);
-                break;
-            }
-            search = pos + 3;
-        }
-        if let Some(e) = end {
-            out.push((info, &body_start[..e]));
-            rest = &body_start[e + 3..];
-        } else {
-            // An unclosed block runs to the end (a truncated completion).
-            out.push((info, body_start));
-            offset_ok = false;
-        }
-    }
-    out
-}
-
-fn tag_matches(info: &str, language: &str) -> bool {
-    let tag = info
-        .split(|c: char| c.is_whitespace() || c == '{')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if tag.is_empty() {
-        return true;
-    }
-    match language {
-        "python" => matches!(tag.as_str(), "python" | "py" | "python3" | "py3"),
-        "cpp" => matches!(tag.as_str(), "cpp" | "c++" | "cc" | "cxx" | "c"),
-        other => tag == other,
-    }
-}
-
 impl CodeExec {
-    fn extract<'a>(&self, text: &'a str, language: &str) -> Option<&'a str> {
+    fn extract<'a>(
+        &self,
+        text: &'a str,
+        language: &str,
+        entry_point: Option<&str>,
+    ) -> Option<solution::Chosen<'a>> {
         if self.extract == Extract::None {
-            return Some(text);
+            return Some(solution::Chosen {
+                index: 0,
+                of: 1,
+                code: text,
+                after: 0,
+            });
         }
-        let blocks = code_blocks(text);
-        let mut matching = blocks
-            .iter()
+        let blocks: Vec<&str> = code_blocks(text)
+            .into_iter()
             .filter(|(info, _)| tag_matches(info, language))
-            .map(|(_, body)| *body);
+            .map(|(_, body)| body)
+            .collect();
+        let at = |index: usize| solution::Chosen {
+            index,
+            of: blocks.len(),
+            code: blocks[index],
+            after: blocks.len() - 1 - index,
+        };
         match self.extract {
-            Extract::FirstBlock => matching.next(),
-            _ => matching.next_back(),
+            Extract::FirstBlock => (!blocks.is_empty()).then(|| at(0)),
+            Extract::LastBlock => blocks.len().checked_sub(1).map(at),
+            _ => solution::choose(&blocks, entry_point, language),
         }
+    }
+
+    /// The prefix for this sample: the spec's, or by default a HumanEval row's prompt when it
+    /// defines the entry point (Python, a `check(candidate)` test).
+    fn prefix_for(
+        &self,
+        s: &Sample,
+        language: &str,
+        tests: &[TestCase],
+        entry_point: Option<&str>,
+    ) -> Option<String> {
+        if let Some(t) = &self.prefix {
+            return optional(Some(t), s);
+        }
+        let humaneval = tests
+            .iter()
+            .any(|t| matches!(&t.run, crate::exec::Run::Assert { check: Some(_), .. }));
+        let prompt = s.item.get("prompt").and_then(Value::as_str)?;
+        let ep = entry_point?;
+        (language == "python" && humaneval && solution::defines(prompt, ep))
+            .then(|| prompt.to_string())
     }
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
@@ -564,10 +577,26 @@ impl CodeExec {
                 ),
             );
         }
-        let Some(code) = self.extract(&text, &language) else {
+        // The function the tests call: the spec's, else the one the tests name (`fn_name`).
+        let ep = entry_point.clone().or_else(|| {
+            tests.iter().find_map(|t| match &t.run {
+                crate::exec::Run::Call { entry_point, .. } => Some(entry_point.to_string()),
+                crate::exec::Run::Assert { entry_point, .. } => {
+                    entry_point.as_ref().map(ToString::to_string)
+                }
+                _ => None,
+            })
+        });
+        let Some(chosen) = self.extract(&text, &language, ep.as_deref()) else {
             cx.note(|| format!("scored 0: no {language} code block in the completion"));
             cx.detail(|| json!({"language": language, "verdict": "no_code"}));
             return Outcome::ok(0.0);
+        };
+        let code = chosen.code;
+        let prefix = self.prefix_for(s, &language, &tests, ep.as_deref());
+        let (source, exec_line) = match &prefix {
+            Some(p) if language == "python" => solution::with_prefix(code, p),
+            _ => (code.to_string(), 0),
         };
         if code.len() > MAX_CODE_BYTES {
             cx.note(|| {
@@ -589,8 +618,13 @@ impl CodeExec {
         let verdicts: Verdicts = if let Some(v) = kept {
             (*v).clone()
         } else {
-            match self.execute(sandbox, &language, code, &tests).await {
-                Ok(v) => v,
+            match self.execute(sandbox, &language, &source, &tests).await {
+                Ok(mut v) => {
+                    for t in &mut v {
+                        t.1 = t.1.take().map(|w| solution::solution_lines(&w, exec_line));
+                    }
+                    v
+                }
                 Err(o) => return o,
             }
         };
@@ -675,11 +709,21 @@ impl CodeExec {
                 (Reward::Difficulty, None) => "; no group to weigh difficulty by: fraction",
                 _ => "",
             };
+            let mut how = String::new();
+            if chosen.of > 1 {
+                how = format!("; block {} of {}", chosen.index + 1, chosen.of);
+                if chosen.after > 0 {
+                    how = format!("{how} ({} later left out)", chosen.after);
+                }
+            }
+            if exec_line > 0 {
+                how.push_str("; prefix run first");
+            }
             if rest.is_empty() {
-                format!("{passed}/{total} tests passed ({language}){weighted}")
+                format!("{passed}/{total} tests passed ({language}{how}){weighted}")
             } else {
                 format!(
-                    "{passed}/{total} tests passed ({language}; {}){first}{weighted}",
+                    "{passed}/{total} tests passed ({language}{how}; {}){first}{weighted}",
                     rest.join(", ")
                 )
             }
@@ -697,6 +741,13 @@ impl CodeExec {
             });
             if let Some(w) = &difficulty {
                 d["weights"] = json!(w.iter().map(|x| round2(*x)).collect::<Vec<_>>());
+            }
+            if chosen.of > 1 {
+                d["block"] = json!({"index": chosen.index + 1, "of": chosen.of,
+                                    "left_out_after": chosen.after});
+            }
+            if exec_line > 0 {
+                d["prefix"] = json!(true);
             }
             d
         });
@@ -786,25 +837,5 @@ impl AsyncComponent for CodeExec {
 
     fn group_aware(&self) -> bool {
         self.reward == Reward::Difficulty
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blocks() {
-        let t = "text\n```python\na = 1\n```\nmore\n```\nb = 2\n```\n```cpp\nint x;\n```";
-        let b = code_blocks(t);
-        assert_eq!(b.len(), 3);
-        assert_eq!(b[0], ("python", "a = 1\n"));
-        assert_eq!(b[1], ("", "b = 2\n"));
-        assert!(tag_matches("py", "python") && !tag_matches("cpp", "python"));
-        assert_eq!(
-            code_blocks("```python\nprint(1)\n"),
-            vec![("python", "print(1)\n")]
-        );
-        assert_eq!(code_blocks("```python\ns = '```'\nprint(s)\n```").len(), 1);
     }
 }
