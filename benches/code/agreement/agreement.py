@@ -162,8 +162,7 @@ def defines(code: str, entry_point: str) -> bool:
 def anchor_code(text: str, entry_point: str) -> tuple[str, str]:
     """The first fenced block that defines the entry point, else the first fenced block, else
     the raw text; plus which rule fired. An answer cut off inside its only fence (max_tokens)
-    counts from that fence to the end, as DeepSeek-Coder's and evalplus's extractors would still
-    see that code."""
+    counts from that fence to the end: the code is there, only the closing fence is missing."""
     blocks = fenced_blocks(text)
     for b in blocks:
         if defines(b, entry_point):
