@@ -1,14 +1,18 @@
-"""Helpers shared by the adapters: compiled programs cached by spec, JSON-like checks."""
+"""Helpers shared by the adapters: compiled programs cached by spec, row-data checks, scoring
+that never stops a trainer."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
-from typing import Any, Optional
+from typing import Any
 
 from ._api import Program, SpecLike, compile
 
 _JSONISH = (str, int, float, bool, type(None), list, tuple, dict)
+# Values the core converts (numpy/torch scalars and arrays) although they are not JSON.
+_CONVERTED_MODULES = ("numpy", "torch")
 _cache: dict[Any, Program] = {}
 _lock = threading.Lock()
 
@@ -41,13 +45,22 @@ def spec_from(kwargs: dict, env_var: str = "REFEREE_SPEC") -> Any:
 
 
 def jsonish(v: Any) -> bool:
-    """Whether a dataset column value can go into a row (images, tensors and the like cannot)."""
-    return isinstance(v, _JSONISH)
+    """Whether a dataset column value goes into a row: JSON-like, or numpy/torch (converted by
+    the core). Images and other objects are not row data."""
+    return isinstance(v, _JSONISH) or type(v).__module__.split(".")[0] in _CONVERTED_MODULES
+
+
+def scored(prog: Program, rows: list, fmt: str, log: logging.Logger) -> list:
+    """``prog.score_detailed(rows, format=fmt)``, or ``None`` per row if the core refused the
+    batch (never expected: rows are converted, not rejected): a trainer must get an answer for
+    every row whatever happened, and the adapters turn ``None`` into a flagged error row."""
+    try:
+        return prog.score_detailed(rows, format=fmt)
+    except Exception as e:  # noqa: BLE001
+        log.warning("referee: a batch of %d rows could not be scored: %s", len(rows), e)
+        return [None] * len(rows)
 
 
 def judge_opts(kwargs: dict) -> dict:
     return {k: kwargs[k] for k in ("judge", "judge_model", "judge_cache", "judge_fallback") if kwargs.get(k) is not None}
 
-
-def maybe_nan(v: Optional[float]) -> float:
-    return float("nan") if v is None else float(v)

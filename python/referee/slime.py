@@ -28,7 +28,7 @@ import logging
 import math
 from typing import Any, Optional, Sequence
 
-from referee._util import program
+from referee._util import program, scored
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +107,7 @@ def _out(args: Any, sample: Any, result: Any, names: Sequence[str]) -> Any:
 def _score(args: Any, samples: Sequence[Any], group: bool) -> list[Any]:
     prog = _program(args)
     names = list(prog.component_names)
-    try:
-        results: list[Any] = prog.score_detailed([row(s, group) for s in samples], format="referee")
-    except Exception as e:  # noqa: BLE001 - the trainer must get numbers whatever happened
-        log.warning("referee: %d samples could not be scored: %s", len(samples), e)
-        results = [None] * len(samples)
+    results = scored(prog, [row(s, group) for s in samples], "referee", log)
     return [_out(args, s, r, names) for s, r in zip(samples, results)]
 
 

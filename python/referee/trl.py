@@ -51,15 +51,6 @@ _TRL_ARGS = frozenset(
     {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
      "environments"}
 )
-# Values the core converts (numpy/torch scalars and arrays) although they are not JSON.
-_CONVERTED_MODULES = ("numpy", "torch")
-
-
-def _row_data(v: Any) -> bool:
-    """Whether a column value goes into a row: JSON-like, or numpy/torch (converted by the core).
-    Images and other objects are not row data."""
-    return jsonish(v) or type(v).__module__.split(".")[0] in _CONVERTED_MODULES
-
 
 def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dict]:
     n = len(completions)
@@ -67,7 +58,7 @@ def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dic
     for k, v in columns.items():
         if k in _TRL_ARGS or not isinstance(v, (list, tuple)) or len(v) != n:
             continue
-        if n and not _row_data(v[0]):
+        if n and not jsonish(v[0]):
             continue
         cols[k] = v
     rows = []

@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from referee._api import Program, Result
-from referee._util import judge_opts, program, spec_from
+from referee._util import judge_opts, program, scored, spec_from
 
 _log = logging.getLogger("referee.verl")
 _STATUS = ("referee_ok", "referee_error", "referee_not_applicable")
@@ -107,14 +107,6 @@ def _out(prog: Program, r: Optional[Result]) -> dict:
     return d
 
 
-def _scored(prog: Program, rows: list) -> list:
-    try:
-        return prog.score_detailed(rows, format="verl")
-    except Exception:  # the core turns bad values into statuses; never stop a run over one row
-        _log.exception("referee could not take a verl sample; it is reported as an error")
-        return [None] * len(rows)
-
-
 def compute_score(
     data_source: Any = None,
     solution_str: Any = None,
@@ -126,7 +118,7 @@ def compute_score(
 ) -> dict:
     """verl's per-sample reward function (run by the managers on an executor thread)."""
     prog = _program(kwargs, reward_router_address, reward_model_tokenizer)
-    (r,) = _scored(prog, [_row(data_source, solution_str, ground_truth, extra_info)])
+    (r,) = scored(prog, [_row(data_source, solution_str, ground_truth, extra_info)], "verl", _log)
     return _out(prog, r)
 
 

@@ -223,9 +223,9 @@ impl InputMapping {
                 s.messages = sm.remove("messages").filter(|v| !v.is_null());
                 s.output_tools = sm.remove("output_tools").filter(|v| !v.is_null());
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
-                let from_messages = s.messages.as_ref().and_then(assistant_output);
+                let mut from_messages = s.messages.as_ref().and_then(assistant_output);
                 if s.output_tools.is_none() {
-                    s.output_tools = from_messages.as_ref().and_then(|o| o.tools.clone());
+                    s.output_tools = from_messages.as_mut().and_then(|o| o.tools.take());
                 }
                 match sm.remove("output_text") {
                     Some(Value::String(t)) => s.output_text = t,
