@@ -10,7 +10,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use referee_core::outcome::Failure;
-use referee_core::{Program, ResultStatus, ScoreResult};
+use referee_core::{Program, ScoreResult, Status};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,12 +45,12 @@ fn batch() -> (Vec<ScoreResult>, Vec<Vec<usize>>) {
             out.push(ScoreResult {
                 reward: (!failed).then_some(0.8 * correct + 0.2 * format),
                 status: if failed {
-                    ResultStatus::Error(Failure {
+                    Status::Error(Failure {
                         reason: "sandbox_timeout".into(),
                         message: String::new(),
                     })
                 } else {
-                    ResultStatus::Ok
+                    Status::Ok
                 },
                 components: vec![
                     (a.clone(), (!failed).then_some(correct)),

@@ -16,6 +16,7 @@ pub mod outcome;
 pub mod parts;
 pub mod program;
 pub mod registry;
+pub mod result;
 pub mod sample;
 pub mod schema;
 pub mod stats;
@@ -25,5 +26,6 @@ pub mod text;
 
 pub use compile::{CompileError, CompileErrors};
 pub use outcome::{Failure, Outcome, Status};
-pub use program::{Program, ResultStatus, ScoreResult};
+pub use program::Program;
+pub use result::ScoreResult;
 pub use sample::Sample;

@@ -18,6 +18,17 @@ pub enum Status {
     Error(Failure),
 }
 
+impl Status {
+    /// The status as results spell it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::NotApplicable => "not_applicable",
+            Status::Error(_) => "error",
+        }
+    }
+}
+
 /// One node's result. A failed node's `value` is NaN unless its spec sets `on_error`: a failure
 /// is never silently reported as 0.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,13 +2,12 @@
 
 use crate::compile::{kind_of, CompileError, CompileErrors, Compiler};
 use crate::exec::Env;
-use crate::group::{GroupOutcome, GroupReport, GroupStage};
-use crate::node::{Node, ScoreCtx, Trace};
-use crate::outcome::{Failure, Status};
+use crate::group::{GroupReport, GroupStage};
+use crate::node::{Node, ScoreCtx};
+use crate::outcome::Status;
+use crate::result::ScoreResult;
 use crate::sample::Sample;
 use rayon::prelude::*;
-use serde::ser::{SerializeMap, SerializeStruct};
-use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -38,125 +37,6 @@ impl std::fmt::Debug for Program {
             .field("root", &self.root.meta.kind)
             .field("components", &self.names)
             .finish_non_exhaustive()
-    }
-}
-
-/// The result for one sample (DESIGN.md §2). `reward` is `None` when the sample could not be
-/// scored (and no `on_error` said what a failure gets) or when nothing applied.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScoreResult {
-    pub reward: Option<f64>,
-    pub status: ResultStatus,
-    pub components: Vec<(Arc<str>, Option<f64>)>,
-    pub trace: Option<Trace>,
-    /// Judge calls and tokens spent on this sample; `Some` for programs with model graders.
-    pub usage: Option<crate::judge::Usage>,
-    /// What the group stage wrote (`advantage`, flag); `None` when the stage is off.
-    pub group: Option<GroupOutcome>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum ResultStatus {
-    Ok,
-    NotApplicable,
-    Error(Failure),
-}
-
-impl ResultStatus {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ResultStatus::Ok => "ok",
-            ResultStatus::NotApplicable => "not_applicable",
-            ResultStatus::Error(_) => "error",
-        }
-    }
-}
-
-impl ScoreResult {
-    /// The result for an input that never became a sample (bad JSON, missing field).
-    pub fn input_error(reason: &'static str, message: String) -> Self {
-        ScoreResult {
-            reward: None,
-            status: ResultStatus::Error(Failure {
-                reason: reason.into(),
-                message,
-            }),
-            components: Vec::new(),
-            trace: None,
-            usage: None,
-            group: None,
-        }
-    }
-
-    pub fn reason(&self) -> Option<&str> {
-        match &self.status {
-            ResultStatus::Error(f) => Some(&f.reason),
-            _ => None,
-        }
-    }
-
-    /// Serializes with the sample's id and line number, the shape the CLI and server emit.
-    pub fn with_id<'a>(&'a self, id: Option<&'a Value>, line: Option<usize>) -> Identified<'a> {
-        Identified {
-            id,
-            line,
-            result: self,
-        }
-    }
-}
-
-/// A result with its sample id, for output.
-pub struct Identified<'a> {
-    pub id: Option<&'a Value>,
-    pub line: Option<usize>,
-    pub result: &'a ScoreResult,
-}
-
-impl Serialize for Identified<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let r = self.result;
-        let mut st = ser.serialize_struct("Result", 11)?;
-        st.serialize_field("id", &self.id)?;
-        st.serialize_field("reward", &r.reward)?;
-        st.serialize_field("status", r.status.as_str())?;
-        if let ResultStatus::Error(f) = &r.status {
-            st.serialize_field("reason", &f.reason)?;
-            st.serialize_field("message", &f.message)?;
-            if let Some(l) = self.line {
-                st.serialize_field("line", &l)?;
-            }
-        }
-        st.serialize_field("components", &Components(&r.components))?;
-        if let Some(g) = &r.group {
-            if g.has_advantage {
-                st.serialize_field("advantage", &g.advantage)?;
-            }
-            if let Some(f) = g.flag {
-                st.serialize_field("group_flag", f.as_str())?;
-            }
-            if let Some(v) = g.group_reward {
-                st.serialize_field("group_reward", &v)?;
-            }
-        }
-        if let Some(u) = &r.usage {
-            st.serialize_field("usage", u)?;
-        }
-        if let Some(t) = &r.trace {
-            st.serialize_field("trace", t)?;
-        }
-        st.end()
-    }
-}
-
-struct Components<'a>(&'a [(Arc<str>, Option<f64>)]);
-
-impl Serialize for Components<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(&**k, v)?;
-        }
-        m.end()
     }
 }
 
@@ -445,9 +325,9 @@ impl Program {
         let out = self.root.eval(s, cx);
         let reward = out.usable().then_some(out.value);
         let status = match out.status {
-            Status::Ok => ResultStatus::Ok,
-            Status::NotApplicable => ResultStatus::NotApplicable,
-            Status::Error(f) => ResultStatus::Error(f),
+            Status::Ok => Status::Ok,
+            Status::NotApplicable => Status::NotApplicable,
+            Status::Error(f) => Status::Error(f),
         };
         // Fixed key order and set: nodes skipped by a gate still appear, as null.
         let mut components: Vec<(Arc<str>, Option<f64>)> =

@@ -1,7 +1,7 @@
 //! Run summaries: counts, mean reward, mean of each component, statuses by reason. In the core
 //! so the CLI, the server and Python report the same numbers.
 
-use crate::program::{ResultStatus, ScoreResult};
+use crate::{ScoreResult, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -75,9 +75,9 @@ impl Summary {
     pub fn add(&mut self, r: &ScoreResult) {
         self.samples += 1;
         match &r.status {
-            ResultStatus::Ok => self.ok += 1,
-            ResultStatus::NotApplicable => self.not_applicable += 1,
-            ResultStatus::Error(f) => {
+            Status::Ok => self.ok += 1,
+            Status::NotApplicable => self.not_applicable += 1,
+            Status::Error(f) => {
                 self.errors += 1;
                 *self.reasons.entry(f.reason.to_string()).or_default() += 1;
             }

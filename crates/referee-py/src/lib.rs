@@ -9,7 +9,7 @@ use referee_core::audit::params::{self, CompareParams, EvalParams, FuzzParams};
 use referee_core::audit::Row;
 use referee_core::input::{InputMapping, RowError, RowFormat};
 use referee_core::judge::{CacheConfig, EndpointConfig};
-use referee_core::{Program, ResultStatus, Sample, ScoreResult};
+use referee_core::{Program, Sample, ScoreResult, Status};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -214,7 +214,7 @@ fn build_result(py: Python<'_>, id: Option<&Value>, r: &ScoreResult) -> PyResult
         comps.set_item(&**k, *v)?;
     }
     let (reason, message) = match &r.status {
-        ResultStatus::Error(f) => (Some(f.reason.to_string()), Some(f.message.clone())),
+        Status::Error(f) => (Some(f.reason.to_string()), Some(f.message.clone())),
         _ => (None, None),
     };
     let (advantage, group_flag) = match &r.group {

@@ -389,7 +389,7 @@ fn openai_errors(r: &ScoreResult) -> Value {
         "model_grader_parse_error": false, "model_grader_server_error_details": null});
     if let Some(reason) = r.reason() {
         let message = match &r.status {
-            referee_core::ResultStatus::Error(f) => f.message.clone(),
+            referee_core::Status::Error(f) => f.message.clone(),
             _ => String::new(),
         };
         match reason {

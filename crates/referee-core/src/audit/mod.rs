@@ -17,7 +17,7 @@ pub mod perturb;
 pub mod stats;
 
 use crate::input::{get_path, RowError};
-use crate::program::{ResultStatus, ScoreResult};
+use crate::{ScoreResult, Status};
 use serde_json::{Map, Value};
 
 /// One input row, or why the line could not be one (bad JSON), with its 1-based line number.
@@ -69,7 +69,7 @@ pub struct Unscored {
 /// errors too (reasons `not_applicable`, `non_finite_reward`).
 pub fn usable_reward(r: &ScoreResult) -> Result<f64, Unscored> {
     match (&r.status, r.reward) {
-        (ResultStatus::Error(f), _) => Err(Unscored {
+        (Status::Error(f), _) => Err(Unscored {
             reason: f.reason.to_string(),
             message: f.message.clone(),
         }),
@@ -78,11 +78,11 @@ pub fn usable_reward(r: &ScoreResult) -> Result<f64, Unscored> {
             reason: "non_finite_reward".into(),
             message: format!("the reward is {v}"),
         }),
-        (ResultStatus::NotApplicable, None) => Err(Unscored {
+        (Status::NotApplicable, None) => Err(Unscored {
             reason: "not_applicable".into(),
             message: "the spec did not apply to this response (no reward)".into(),
         }),
-        (ResultStatus::Ok, None) => Err(Unscored {
+        (Status::Ok, None) => Err(Unscored {
             reason: "no_reward".into(),
             message: "the result has no reward".into(),
         }),
@@ -160,13 +160,13 @@ mod tests {
         let mut r = ScoreResult::input_error("missing_field", "no gold".into());
         r.reward = Some(0.0); // as if `on_error: 0`
         assert_eq!(usable_reward(&r).unwrap_err().reason, "missing_field");
-        r.status = ResultStatus::Ok;
+        r.status = Status::Ok;
         r.reward = Some(f64::NAN);
         assert_eq!(usable_reward(&r).unwrap_err().reason, "non_finite_reward");
         r.reward = None;
-        r.status = ResultStatus::NotApplicable;
+        r.status = Status::NotApplicable;
         assert_eq!(usable_reward(&r).unwrap_err().reason, "not_applicable");
-        r.status = ResultStatus::Ok;
+        r.status = Status::Ok;
         r.reward = Some(0.25);
         assert_eq!(usable_reward(&r), Ok(0.25));
     }

@@ -101,7 +101,9 @@ pub use advantage::Estimator;
 pub use diagnostics::GroupReport;
 
 use crate::compile::Compiler;
-use crate::program::{ResultStatus, ScoreResult};
+use crate::outcome::Status;
+use crate::result::ScoreResult;
+pub use crate::result::{GroupFlag, GroupOutcome};
 use advantage::{group_advantages, mean_std};
 use diagnostics::Acc;
 use rayon::prelude::*;
@@ -321,43 +323,6 @@ pub enum Combine {
     #[default]
     SumThenNormalize,
     NormalizeThenSum,
-}
-
-/// Why a result's advantage is what it is, when that is not the ordinary case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupFlag {
-    /// Status error or no reward: no advantage, left out of the group's statistics.
-    Excluded,
-    /// The only scored sample of its group: advantage 0.
-    SingletonGroup,
-    /// Every scored sample of the group has the same reward: advantage 0 (no signal).
-    FlatGroup,
-    /// A flat group whose values were spread by the judged tie-break (`group_reward`).
-    TieBreak,
-}
-
-impl GroupFlag {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GroupFlag::Excluded => "excluded",
-            GroupFlag::SingletonGroup => "singleton_group",
-            GroupFlag::FlatGroup => "flat_group",
-            GroupFlag::TieBreak => "tie_break",
-        }
-    }
-}
-
-/// What the group stage wrote on one result.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GroupOutcome {
-    /// `None` for excluded samples (and for every sample with `advantage: none`).
-    pub advantage: Option<f64>,
-    pub flag: Option<GroupFlag>,
-    /// Whether the estimator writes advantages at all (false for `none`).
-    pub has_advantage: bool,
-    /// The value the advantage was computed from when it is not the reward (HERO).
-    pub group_reward: Option<f64>,
 }
 
 /// The compiled `group:` section.
@@ -1131,7 +1096,7 @@ fn k_of(acc: &Acc) -> usize {
 /// The reward a sample contributes to its group's statistics: scored without error, finite.
 fn scored(r: &ScoreResult) -> Option<f64> {
     match r.status {
-        ResultStatus::Error(_) => None,
+        Status::Error(_) => None,
         _ => r.reward.filter(|v| v.is_finite()),
     }
 }

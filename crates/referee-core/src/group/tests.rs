@@ -12,10 +12,10 @@ fn program(group: &str) -> Program {
 }
 
 fn ok(reward: f64, a: Option<f64>, b: Option<f64>) -> ScoreResult {
-    res(Some(reward), ResultStatus::Ok, a, b)
+    res(Some(reward), Status::Ok, a, b)
 }
 
-fn res(reward: Option<f64>, status: ResultStatus, a: Option<f64>, b: Option<f64>) -> ScoreResult {
+fn res(reward: Option<f64>, status: Status, a: Option<f64>, b: Option<f64>) -> ScoreResult {
     ScoreResult {
         reward,
         status,
@@ -26,8 +26,8 @@ fn res(reward: Option<f64>, status: ResultStatus, a: Option<f64>, b: Option<f64>
     }
 }
 
-fn error() -> ResultStatus {
-    ResultStatus::Error(Failure {
+fn error() -> Status {
+    Status::Error(Failure {
         reason: "sandbox_timeout".into(),
         message: "x".into(),
     })
@@ -60,7 +60,7 @@ fn failed_and_unrewarded_samples_are_left_out_of_the_baseline() {
         ok(1.0, Some(1.0), Some(0.0)),
         ok(0.0, Some(0.0), Some(0.0)),
         res(Some(0.5), error(), None, None),
-        res(None, ResultStatus::NotApplicable, None, None),
+        res(None, Status::NotApplicable, None, None),
     ];
     let rep = run(&p, &mut rs, &[vec![0, 1, 2, 3]]);
     let a = 0.5 / (0.5f64.sqrt() + 1e-4);

@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn every_row_answers_a_number() {
-        use crate::program::ResultStatus;
+        use crate::Status;
         let names: Vec<std::sync::Arc<str>> = vec!["a".into(), "b".into()];
         let r = |reward, status, a| ScoreResult {
             reward,
@@ -124,10 +124,10 @@ mod tests {
         };
         let failed = || ScoreResult::input_error("prompt_not_found", "x".into());
         let results = [
-            r(Some(1.5), ResultStatus::Ok, Some(1.0)),
+            r(Some(1.5), Status::Ok, Some(1.0)),
             failed(),
             r(Some(-0.5), failed().status, None), // an on_error value
-            r(None, ResultStatus::NotApplicable, Some(f64::NAN)),
+            r(None, Status::NotApplicable, Some(f64::NAN)),
         ];
         assert_eq!(
             reward_answer(&names, &results),
