@@ -125,6 +125,11 @@ enum Cmd {
         /// Worker threads (default: all cores).
         #[arg(short = 'j', long)]
         threads: Option<usize>,
+        /// At most this many samples of a spec that waits (judge, sandbox) in flight at once, to
+        /// bound memory. Default: no cap beyond the endpoints' `max_concurrency` and the
+        /// sandbox's slots.
+        #[arg(long, value_name = "N")]
+        max_samples_in_flight: Option<usize>,
         /// Write the summary to stderr as JSON instead of text.
         #[arg(long)]
         summary_json: bool,
@@ -340,6 +345,7 @@ fn run(cli: Cli) -> Result<u8> {
             mapping,
             judge,
             threads,
+            max_samples_in_flight,
             summary_json,
             quiet,
             strict,
@@ -357,7 +363,10 @@ fn run(cli: Cli) -> Result<u8> {
                     .ok();
             }
             let opts = score::Options {
-                explain,
+                score: referee_core::Options {
+                    explain,
+                    max_in_flight: max_samples_in_flight,
+                },
                 mapping: mapping.mapping().for_program(&program),
                 summary_json,
                 quiet,
@@ -407,17 +416,19 @@ fn run(cli: Cli) -> Result<u8> {
                 std::fs::read_to_string(&sample)
                     .with_context(|| format!("cannot read sample {sample}"))?
             };
-            let m = mapping.mapping();
-            let (result, id) = match m.parse_line(text.trim()) {
-                Ok(s) => (program.explain(&s), s.id.clone()),
-                Err(e) => (
-                    referee_core::ScoreResult::input_error(e.reason, e.message),
-                    None,
-                ),
+            let rows = referee_core::Rows::Lines {
+                first_line: 1,
+                lines: vec![text.trim().as_bytes()],
             };
+            let opts = referee_core::Options {
+                explain: true,
+                ..referee_core::Options::default()
+            };
+            let mut scored = referee_core::score(&program, rows, &mapping.mapping(), &opts);
+            let r = scored.rows.remove(0);
             println!(
                 "{}",
-                serde_json::to_string_pretty(&result.with_id(id.as_ref(), None))?
+                serde_json::to_string_pretty(&r.result.with_id(r.id.as_ref(), None))?
             );
             Ok(EXIT_OK)
         }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use referee_core::input::InputMapping;
 use referee_core::io::parquet::{is_parquet_path, IdKind, ResultColumns, ResultWriter, RowReader};
 use referee_core::summary::Summary;
-use referee_core::{Program, Sample, ScoreResult};
+use referee_core::{Program, Rows, Scored};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
 use std::path::Path;
@@ -25,11 +25,11 @@ use std::time::Instant;
 
 /// Lines per chunk: big enough to keep every core busy, small enough to stream.
 const CHUNK: usize = 8192;
-/// Lines per parallel task inside a chunk.
+/// Results per parallel serialisation task.
 const TASK: usize = 128;
 
 pub struct Options {
-    pub explain: bool,
+    pub score: referee_core::Options,
     pub mapping: InputMapping,
     pub summary_json: bool,
     pub quiet: bool,
@@ -170,7 +170,7 @@ pub fn run(
     let sink = if parquet_out {
         Sink::Parquet(Box::new(ResultWriter::new(
             writer,
-            ResultColumns::for_program(program, opts.explain, id_kind),
+            ResultColumns::for_program(program, opts.score.explain, id_kind),
         )?))
     } else {
         Sink::Jsonl(writer)
@@ -220,44 +220,15 @@ pub fn run(
         let mut summary = Summary::default();
         for chunk in chunk_rx {
             let chunk = chunk.context("cannot read input")?;
-            // A program that waits (sandbox, judge) keeps many samples in flight, one per task.
-            let task = if program.waits() { 1 } else { TASK };
-            let starts: Vec<usize> = (0..chunk.ends.len()).step_by(task).collect();
-            let score_parts = || -> Vec<(Vec<u8>, Summary)> {
-                starts
-                    .into_par_iter()
-                    .map(|from| {
-                        let to = (from + task).min(chunk.ends.len());
-                        let mut out = Vec::with_capacity(256 * (to - from));
-                        let mut sum = Summary::default();
-                        for i in from..to {
-                            let r = score_line(
-                                program,
-                                &opts.mapping,
-                                chunk.first_line + i,
-                                chunk.line(i),
-                                opts.explain,
-                                &mut out,
-                            );
-                            sum.add(&r);
-                        }
-                        (out, sum)
-                    })
-                    .collect()
+            let lines = (0..chunk.ends.len()).map(|i| chunk.line(i)).collect();
+            let rows = Rows::Lines {
+                first_line: chunk.first_line,
+                lines,
             };
-            let parts = if program.grouped() || program.group_stage().is_some() {
-                vec![score_chunk_grouped(program, &chunk, opts)]
-            } else if program.waits() {
-                referee_core::program::waiting_pool().install(score_parts)
-            } else {
-                score_parts()
-            };
-            let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-            for (b, s) in parts {
-                bytes.extend_from_slice(&b);
-                summary.merge(s);
-            }
-            if out_tx.send((bytes, chunk.ends.len())).is_err() {
+            let scored = referee_core::score(program, rows, &opts.mapping, &opts.score);
+            summary.merge(scored.summary());
+            let n = scored.rows.len();
+            if out_tx.send((result_lines(&scored), n)).is_err() {
                 break; // the writer failed; its error is returned below
             }
         }
@@ -283,103 +254,22 @@ pub fn run(
     Ok(summary)
 }
 
-/// Scores a chunk for a program whose rewards depend on the group (difficulty weights): the
-/// lines are parsed, gathered by group, each group scored together, and the results written in
-/// input order. A group is what one chunk holds of it (8192 lines): GRPO writes a group's rollouts
-/// together.
-fn score_chunk_grouped(program: &Program, chunk: &Chunk, opts: &Options) -> (Vec<u8>, Summary) {
-    let n = chunk.ends.len();
-    let parsed: Vec<Result<Sample, Box<ScoreResult>>> = (0..n)
-        .into_par_iter()
-        .map(|i| parse_line(&opts.mapping, chunk.first_line + i, chunk.line(i)))
-        .collect();
-    let groups = referee_core::program::group_indices(
-        parsed
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.as_ref().ok().map(|s| (i, s.group.as_deref()))),
-    );
-    let scored: Vec<Vec<(usize, ScoreResult)>> = groups
-        .par_iter()
-        .map(|idx| {
-            let members: Vec<&Sample> = idx
-                .iter()
-                .map(|&i| parsed[i].as_ref().expect("parsed"))
-                .collect();
-            idx.iter()
-                .copied()
-                .zip(program.score_group_unstaged(&members, opts.explain))
-                .collect()
+/// The results as JSON lines, serialised in parallel.
+fn result_lines(scored: &Scored) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = scored
+        .rows
+        .par_chunks(TASK)
+        .map(|rows| {
+            let mut out = Vec::with_capacity(256 * rows.len());
+            for r in rows {
+                serde_json::to_writer(&mut out, &r.result.with_id(r.id.as_ref(), r.line))
+                    .expect("results serialize");
+                out.push(b'\n');
+            }
+            out
         })
         .collect();
-    let mut results: Vec<Option<ScoreResult>> = vec![None; n];
-    for (i, r) in scored.into_iter().flatten() {
-        results[i] = Some(r);
-    }
-    let mut results: Vec<ScoreResult> = results
-        .into_iter()
-        .zip(&parsed)
-        .map(|(r, p)| match p {
-            Ok(_) => r.expect("scored"),
-            Err(e) => (**e).clone(),
-        })
-        .collect();
-    // The group stage sees the chunk as its batch (batch std, diagnostics).
-    let samples: Vec<Option<&Sample>> = parsed.iter().map(|p| p.as_ref().ok()).collect();
-    let report = program.apply_group_stage(&mut results, &groups, &samples);
-    let mut out = Vec::with_capacity(256 * n);
-    let mut sum = Summary::default();
-    for (i, (p, r)) in parsed.iter().zip(&results).enumerate() {
-        let id = p.as_ref().ok().and_then(|s| s.id.as_ref());
-        serde_json::to_writer(&mut out, &r.with_id(id, Some(chunk.first_line + i)))
-            .expect("results serialize");
-        out.push(b'\n');
-        sum.add(r);
-    }
-    if let Some(g) = report {
-        sum.add_group(g);
-    }
-    (out, sum)
-}
-
-/// Parses one input line into a sample, or the error result the line gets.
-fn parse_line(mapping: &InputMapping, n: usize, bytes: &[u8]) -> Result<Sample, Box<ScoreResult>> {
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    let parsed = match std::str::from_utf8(bytes) {
-        Err(e) => Err(("invalid_utf8", format!("line is not valid UTF-8: {e}"))),
-        Ok(t) if t.trim().is_empty() => Err(("empty_line", "line is empty".to_string())),
-        Ok(t) => mapping.parse_line(t).map_err(|e| (e.reason, e.message)),
-    };
-    parsed.map_err(|(reason, msg)| {
-        Box::new(ScoreResult::input_error(reason, format!("line {n}: {msg}")))
-    })
-}
-
-/// Scores one input line and appends its JSON result line to `out`. Never fails: a bad line
-/// becomes an error result.
-fn score_line(
-    program: &Program,
-    mapping: &InputMapping,
-    n: usize,
-    bytes: &[u8],
-    explain: bool,
-    out: &mut Vec<u8>,
-) -> ScoreResult {
-    let (result, id) = match parse_line(mapping, n, bytes) {
-        Ok(s) => {
-            let r = if explain {
-                program.explain(&s)
-            } else {
-                program.score(&s)
-            };
-            (r, s.id)
-        }
-        Err(r) => (*r, None),
-    };
-    serde_json::to_writer(&mut *out, &result.with_id(id.as_ref(), Some(n)))
-        .expect("results serialize");
-    out.push(b'\n');
-    result
+    parts.concat()
 }
 
 fn render_summary(s: &Summary, secs: f64) -> String {

@@ -1,7 +1,7 @@
 //! The group stage on a GRPO-sized batch: 1,048,576 scored samples in groups of 16 (65,536
 //! prompts), two named components, about 3% failed samples and a third of the groups flat.
 //!
-//! - `group/grpo/1M_x16`: `Program::apply_group_stage` (advantages + diagnostics) with the
+//! - `group/grpo/1M_x16`: `GroupStage::apply` (advantages + diagnostics) with the
 //!   default `grpo`, `sum_then_normalize`.
 //! - `group/gdpo/1M_x16`: the same with `combine: normalize_then_sum`.
 //!
@@ -84,7 +84,14 @@ fn bench(c: &mut Criterion) {
         );
         let p = Program::compile_str(&spec).unwrap();
         g.bench_function(format!("{name}/1M_x16"), |bch| {
-            bch.iter(|| black_box(p.apply_group_stage(&mut results, &groups, &[])));
+            bch.iter(|| {
+                black_box(p.group_stage().expect("stage").apply(
+                    &mut results,
+                    &groups,
+                    p.component_names(),
+                    &[],
+                ))
+            });
         });
     }
     g.finish();

@@ -5,7 +5,7 @@
 //!   `component/numeric_pattern/score`: `numeric` configured as in the rule_only spec), scored
 //!   sequentially over 256 generated samples (throughput in samples). A type that is not in the
 //!   registry yet (or whose spec here no longer compiles) is skipped with a message on stderr.
-//! - `spec/rule_only/score_batch`: `Program::score_batch` (rayon, all cores) over 10k samples.
+//! - `spec/rule_only/score_batch`: `referee_core::score::samples` (rayon, all cores) over 10k samples.
 //! - `spec/rule_only/score_seq`: the same 10k samples scored one by one on one thread.
 //! - `spec/rule_only/parse_score_seq`: TRL JSONL line → `Sample` → score, one thread: what
 //!   `referee score -j 1` does per line, minus I/O and result serialization.
@@ -268,7 +268,7 @@ fn bench_spec(c: &mut Criterion) {
     let mut g = c.benchmark_group("spec");
     g.throughput(Throughput::Elements(BATCH as u64));
     g.bench_function("rule_only/score_batch", |b| {
-        b.iter(|| black_box(program.score_batch(black_box(&set), false)));
+        b.iter(|| black_box(referee_core::score::samples(&program, black_box(&set), false).0));
     });
     g.bench_function("rule_only/score_seq", |b| {
         b.iter(|| {

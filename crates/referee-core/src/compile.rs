@@ -86,7 +86,7 @@ pub fn escape(key: &str) -> Cow<'_, str> {
 #[derive(Default)]
 pub struct Compiler {
     env: crate::exec::Env,
-    /// Some node needs its group's other samples (see `Program::score_group`).
+    /// Some node needs its group's other samples (scored in two passes per group, `score::drive::group`).
     grouped: bool,
     errors: Vec<CompileError>,
     /// Component names seen so far, with the path that defined them: names key `components`.
@@ -458,12 +458,25 @@ impl Compiler {
         let imp = (info.compile)(v, self, &at);
         self.depth -= 1;
         let imp = imp?;
+        let cost = match &imp {
+            crate::node::Imp::Async(_) if crate::registry::JUDGED.contains(&info.type_name) => {
+                crate::node::Cost::Judge
+            }
+            crate::node::Imp::Async(_) => crate::node::Cost::Sandbox,
+            crate::node::Imp::Sync(c) => c
+                .children()
+                .iter()
+                .map(|n| n.meta.cost)
+                .max()
+                .unwrap_or(crate::node::Cost::Rule),
+        };
         ok.then(|| Node {
             meta: Meta {
                 kind: info.type_name,
                 path: Arc::from(path),
                 name,
                 on_error,
+                cost,
             },
             imp,
         })

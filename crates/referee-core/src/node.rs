@@ -29,16 +29,46 @@ pub trait AsyncComponent: Send + Sync {
     fn group_aware(&self) -> bool {
         false
     }
+    /// The lowest and highest value the component can score, when it is bounded (before
+    /// `on_error`, which the node adds).
+    fn bounds(&self) -> Option<(f64, f64)> {
+        None
+    }
 }
 
-/// A waiting node's first-pass outcome, replayed in a group's second pass so the two passes
-/// agree (a sandbox or judge is not asked twice, and may not answer the same way twice).
-struct Replayed {
-    out: Outcome,
+/// What a waiting node produced for one sample, kept so every later evaluation of the tree
+/// (the next round, a group's second pass) replays it instead of asking the sandbox or judge
+/// again, which may not answer the same way twice.
+pub(crate) struct Done {
+    pub(crate) out: Outcome,
     note: Option<String>,
     detail: Option<serde_json::Value>,
-    /// The judge usage the first pass spent on this node, reported again with the result.
+    /// The judge usage spent on this node, reported again with the result.
     usage: crate::judge::Usage,
+    /// Group-aware nodes are scored again in a group's second pass, so they are not replayed
+    /// across passes.
+    pub(crate) group_aware: bool,
+    /// What a group-aware node kept in a group's first pass, and the tests it passed.
+    kept: Option<(Arc<dyn std::any::Any + Send + Sync>, Vec<bool>)>,
+}
+
+/// What scoring costs, in the order children are started where the value cannot change:
+/// rules before sandboxes before judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cost {
+    Rule,
+    Sandbox,
+    Judge,
+}
+
+impl Cost {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cost::Rule => "rule",
+            Cost::Sandbox => "sandbox",
+            Cost::Judge => "judge",
+        }
+    }
 }
 
 pub enum Imp {
@@ -54,6 +84,8 @@ pub struct Meta {
     pub path: Arc<str>,
     pub name: Option<Arc<str>>,
     pub on_error: Option<f64>,
+    /// The most expensive thing this node or a node below it does.
+    pub cost: Cost,
 }
 
 pub struct Node {
@@ -68,76 +100,155 @@ impl Node {
 
     /// Whether this node or any node below it waits on I/O.
     pub fn waits(&self) -> bool {
+        self.meta.cost > Cost::Rule
+    }
+
+    /// The node below this one (or this one) at `path`.
+    pub(crate) fn find(&self, path: &str) -> Option<&Node> {
+        if *self.meta.path == *path {
+            return Some(self);
+        }
         match &self.imp {
-            Imp::Async(_) => true,
-            Imp::Sync(c) => c.children().iter().any(|n| n.waits()),
+            Imp::Sync(c) => c
+                .children()
+                .into_iter()
+                .filter(|n| path.starts_with(&*n.meta.path))
+                .find_map(|n| n.find(path)),
+            Imp::Async(_) => None,
         }
     }
 
-    /// Scores this node: runs the component, applies `on_error`, records the named component
-    /// value, and (only when explaining) builds this node's trace.
+    /// The lowest and highest value this node can take, when known: a combinator that already
+    /// holds a value no pending child can beat leaves them unstarted (`min`, `max`).
+    pub fn bounds(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = match &self.imp {
+            Imp::Async(c) => c.bounds()?,
+            Imp::Sync(_) => return None,
+        };
+        Some(match self.meta.on_error {
+            Some(v) => (lo.min(v), hi.max(v)),
+            None => (lo, hi),
+        })
+    }
+
+    /// Evaluates this node for one round of a sample (DESIGN.md §4): a sync component runs; a
+    /// waiting node replays what it produced earlier, or, the first time, is put on the
+    /// round's list of nodes to start (`ScoreCtx::pending`) and is *unresolved* this round.
+    /// Any node above an unresolved one is unresolved too, unless a combinator's resolved
+    /// children already decide its value; the scorer starts the pending nodes together and
+    /// evaluates again until nothing is pending. Applies `on_error`, records the named
+    /// component, and (only when explaining) builds this node's trace.
     pub fn eval(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         if cx.explain {
             cx.stack.push(Trace::open(&self.meta));
         }
+        let mark = cx.pending.len();
         let mut out = match &self.imp {
             Imp::Sync(c) => c.score(s, cx),
-            // The scorer's thread waits here; a program with waiting nodes is scored on a pool
-            // sized for waiting (Program::score_batch), so the executors see many runs at once.
-            Imp::Async(c) => {
-                let replay = (cx.group.is_some() && !c.group_aware())
-                    .then(|| cx.memo.get(&self.meta.path).cloned())
-                    .flatten()
-                    .and_then(|m| m.downcast::<Replayed>().ok());
-                if let Some(r) = replay {
+            Imp::Async(_) => {
+                if let Some(d) = cx.done.get(&self.meta.path).cloned() {
                     if let Some(t) = cx.stack.last_mut() {
-                        t.note.clone_from(&r.note);
-                        t.detail.clone_from(&r.detail);
+                        t.note.clone_from(&d.note);
+                        t.detail.clone_from(&d.detail);
                     }
-                    cx.usage.add(&r.usage);
-                    r.out.clone()
+                    cx.usage.add(&d.usage);
+                    if let (true, Some((data, passes))) = (cx.collecting, &d.kept) {
+                        cx.memo.insert(self.meta.path.clone(), data.clone());
+                        cx.record.push((self.meta.path.clone(), passes.clone()));
+                    }
+                    d.out.clone()
                 } else {
-                    let before = cx.usage;
-                    let out = futures::executor::block_on(c.score(s, cx));
-                    if cx.collecting && !c.group_aware() {
-                        let (note, detail) = cx
-                            .stack
-                            .last()
-                            .map(|t| (t.note.clone(), t.detail.clone()))
-                            .unwrap_or_default();
-                        let kept = Replayed {
-                            out: out.clone(),
-                            note,
-                            detail,
-                            usage: cx.usage.since(&before),
-                        };
-                        cx.memo.insert(self.meta.path.clone(), Arc::new(kept));
-                    }
-                    out
+                    cx.pending.push((self.meta.path.clone(), self.meta.cost));
+                    Outcome::not_applicable()
                 }
             }
         };
-        if matches!(out.status, Status::Ok) && !out.value.is_finite() {
-            out = Outcome::error(
-                "non_finite",
-                format!("{} computed {}", self.meta.kind, out.value),
-            );
-        }
-        if let (Status::Error(_), Some(v)) = (&out.status, self.meta.on_error) {
-            out.value = v;
-        }
-        if let Some(name) = &self.meta.name {
-            cx.components.push((name.clone(), component_value(&out)));
+        let unresolved = cx.pending.len() > mark;
+        if unresolved {
+            // A placeholder: this round's value is not the node's value, and no parent uses it.
+            out = Outcome::not_applicable();
+        } else {
+            if matches!(out.status, Status::Ok) && !out.value.is_finite() {
+                out = Outcome::error(
+                    "non_finite",
+                    format!("{} computed {}", self.meta.kind, out.value),
+                );
+            }
+            if let (Status::Error(_), Some(v)) = (&out.status, self.meta.on_error) {
+                out.value = v;
+            }
+            if let Some(name) = &self.meta.name {
+                cx.components.push((name.clone(), component_value(&out)));
+            }
         }
         if cx.explain {
             let mut t = cx.stack.pop().expect("trace stack balanced");
-            t.close(&out);
+            if unresolved {
+                t.status = "skipped";
+            } else {
+                t.close(&out);
+            }
             match cx.stack.last_mut() {
                 Some(parent) => parent.children.push(t),
                 None => cx.root = Some(t),
             }
         }
         out
+    }
+}
+
+/// A waiting node run on its own for one sample: the future the scorer drives, with a context
+/// of its own (so many run at once), returning what later rounds replay.
+pub(crate) async fn run_waiting(node: &Node, s: &Sample, seed: &Seed) -> Done {
+    let Imp::Async(c) = &node.imp else {
+        unreachable!("only waiting nodes are started")
+    };
+    let mut cx = ScoreCtx::new(seed.explain);
+    cx.group.clone_from(&seed.group);
+    cx.collecting = seed.collecting;
+    if let Some(m) = &seed.memo {
+        if let Some(d) = m.get(&node.meta.path) {
+            cx.memo.insert(node.meta.path.clone(), d.clone());
+        }
+    }
+    // Notes and detail land on this trace, which the evaluation that replays the node copies.
+    cx.stack.push(Trace::open(&node.meta));
+    let out = c.score(s, &mut cx).await;
+    let t = cx.stack.pop().expect("the node's trace");
+    let kept = cx
+        .record
+        .pop()
+        .and_then(|(path, passes)| cx.memo.remove(&path).map(|d| (d, passes)));
+    Done {
+        out,
+        note: t.note,
+        detail: t.detail,
+        usage: cx.usage,
+        group_aware: c.group_aware(),
+        kept,
+    }
+}
+
+/// What every evaluation and every waiting node of one sample's pass share.
+#[derive(Clone, Default)]
+pub(crate) struct Seed {
+    pub(crate) explain: bool,
+    pub(crate) group: Option<Arc<GroupStats>>,
+    /// A group's first pass (group-aware nodes keep what they saw).
+    pub(crate) collecting: bool,
+    /// In a group's second pass: what the sample's nodes kept in the first.
+    pub(crate) memo: Option<Arc<Memo>>,
+}
+
+pub(crate) type Memo = std::collections::HashMap<Arc<str>, Arc<dyn std::any::Any + Send + Sync>>;
+
+impl Seed {
+    pub(crate) fn ctx(&self, done: std::collections::HashMap<Arc<str>, Arc<Done>>) -> ScoreCtx {
+        let mut cx = ScoreCtx::new(self.explain);
+        cx.group.clone_from(&self.group);
+        cx.collecting = self.collecting;
+        cx.done = done;
+        cx
     }
 }
 
@@ -152,16 +263,20 @@ pub struct ScoreCtx {
     pub(crate) components: Vec<(Arc<str>, Option<f64>)>,
     stack: Vec<Trace>,
     pub(crate) root: Option<Trace>,
-    /// Group scoring (`Program::score_group`): what the first pass learned about the group.
+    /// Group scoring (a group's second pass): what the first pass learned about the group.
     pub(crate) group: Option<Arc<GroupStats>>,
     /// Group scoring: what each node kept from the first pass, so the second does not redo it.
-    pub(crate) memo: std::collections::HashMap<Arc<str>, Arc<dyn std::any::Any + Send + Sync>>,
+    pub(crate) memo: Memo,
     /// Group scoring, first pass: per node, which of its tests this sample passed.
     pub(crate) record: Vec<(Arc<str>, Vec<bool>)>,
     /// Group scoring: this is the first pass (waiting nodes keep their outcomes).
     pub(crate) collecting: bool,
     /// Judge calls, cache hits and tokens spent on this sample.
     pub(crate) usage: crate::judge::Usage,
+    /// What this sample's waiting nodes produced in earlier rounds, by path.
+    pub(crate) done: std::collections::HashMap<Arc<str>, Arc<Done>>,
+    /// The waiting nodes this round reached that have not run yet, with their cost.
+    pub(crate) pending: Vec<(Arc<str>, Cost)>,
 }
 
 /// What one group's first pass found: per node path, the fraction of the group's samples that
@@ -259,6 +374,41 @@ impl ScoreCtx {
         self.usage.judge_errors += 1;
     }
 
+    /// The number of waiting nodes pending so far: a combinator takes it before scoring its
+    /// children, to tell which of them are unresolved and to withdraw their requests.
+    pub(crate) fn mark(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// A combinator's resolved children decide its value: the waiting nodes its children asked
+    /// for since `mark` are not started, and (when explaining) their traces say why.
+    pub(crate) fn decided(&mut self, mark: usize, why: impl FnOnce() -> String) {
+        if self.pending.len() == mark {
+            return;
+        }
+        self.pending.truncate(mark);
+        if self.explain {
+            let why = why();
+            if let Some(t) = self.stack.last_mut() {
+                for c in &mut t.children {
+                    mark_skipped(c, &why);
+                }
+            }
+        }
+    }
+
+    /// Cost order for a combinator whose cheap children may decide it: of the waiting nodes
+    /// asked for since `mark`, only the cheapest kind starts this round.
+    pub(crate) fn cheapest_first(&mut self, mark: usize) {
+        if let Some(min) = self.pending[mark..].iter().map(|p| p.1).min() {
+            let mut i = 0;
+            self.pending.retain(|p| {
+                i += 1;
+                i <= mark || p.1 == min
+            });
+        }
+    }
+
     /// Attaches structured detail (per-test verdicts, ...) to the node being scored; only built
     /// when explaining.
     pub fn detail(&mut self, f: impl FnOnce() -> serde_json::Value) {
@@ -283,6 +433,18 @@ impl ScoreCtx {
                     None => t.note = Some(n),
                 }
             }
+        }
+    }
+}
+
+/// Notes why a skipped subtree did not run, on its skipped nodes that say nothing yet.
+fn mark_skipped(t: &mut Trace, why: &str) {
+    if t.status == "skipped" {
+        if t.note.is_none() {
+            t.note = Some(why.to_string());
+        }
+        for c in &mut t.children {
+            mark_skipped(c, why);
         }
     }
 }

@@ -2,12 +2,10 @@
 
 use crate::compile::{kind_of, CompileError, CompileErrors, Compiler};
 use crate::exec::Env;
-use crate::group::{GroupReport, GroupStage};
-use crate::node::{Node, ScoreCtx};
-use crate::outcome::Status;
+use crate::group::GroupStage;
+use crate::node::Node;
 use crate::result::ScoreResult;
 use crate::sample::Sample;
-use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -16,17 +14,17 @@ const FILE_FIELDS: &[&str] = &["grader", "description", "judges", "judge_cache",
 
 /// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
 pub struct Program {
-    root: Node,
-    /// Some node waits on a sandbox or judge: batches run on a pool sized for waiting.
-    waits: bool,
+    pub(crate) root: Node,
+    /// Some node waits on a sandbox or judge: batches are scored as futures driven together.
+    pub(crate) waits: bool,
     /// Some node's value depends on the other samples of its group (scored in two passes).
-    grouped: bool,
+    pub(crate) grouped: bool,
     /// Every named component, in spec order, so every result has the same keys.
-    names: Vec<Arc<str>>,
+    pub(crate) names: Vec<Arc<str>>,
     /// Some node calls a judge: results carry `usage`.
-    judged: bool,
+    pub(crate) judged: bool,
     /// The `group:` section (advantages, flat groups, diagnostics); `None` when off.
-    group: Option<GroupStage>,
+    pub(crate) group: Option<GroupStage>,
     /// Item fields to digest while parsing rows ([`crate::input::InputMapping::for_program`]).
     item_digests: Vec<Arc<str>>,
 }
@@ -148,13 +146,14 @@ impl Program {
         self.judged
     }
 
+    /// Scores one sample on its own (no group stage): a convenience over [`crate::score`].
     pub fn score(&self, s: &Sample) -> ScoreResult {
-        self.run(s, false)
+        crate::score::one(self, s, false)
     }
 
-    /// Scores and builds the full explanation tree.
+    /// Scores one sample and builds the full explanation tree.
     pub fn explain(&self, s: &Sample) -> ScoreResult {
-        self.run(s, true)
+        crate::score::one(self, s, true)
     }
 
     /// Whether scoring waits on I/O (a sandbox, a judge). Such programs are scored with many
@@ -164,231 +163,15 @@ impl Program {
     }
 
     /// Whether some node's value depends on the rest of the sample's group (difficulty weights):
-    /// such programs score a group at a time ([`Program::score_group`]).
+    /// such programs score a group at a time, in two passes ([`crate::score`]).
     pub fn grouped(&self) -> bool {
         self.grouped
-    }
-
-    /// Scores the samples of one group (GRPO rollouts of one prompt) together, results in input
-    /// order. A program whose nodes do not look at the group scores each on its own. Otherwise
-    /// there are two passes: the first runs every sample and records what each group-aware node
-    /// saw; the second scores each sample again with the group's statistics, from what the
-    /// first pass kept (no test runs twice).
-    /// With a `group:` section, the group stage then runs on the group (its diagnostics are
-    /// dropped; [`Program::score_batch_report`] returns them).
-    pub fn score_group(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
-        let mut rs = self.score_group_unstaged(samples, explain);
-        if let Some(g) = &self.group {
-            let refs: Vec<Option<&Sample>> = samples.iter().map(|s| Some(*s)).collect();
-            g.apply(&mut rs, &[(0..samples.len()).collect()], &self.names, &refs);
-        }
-        rs
     }
 
     /// The `group:` section, when the spec has one.
     pub fn group_stage(&self) -> Option<&GroupStage> {
         self.group.as_ref()
     }
-
-    /// Runs the group stage (if any) on results already scored: `groups` are indices into
-    /// `results` (see [`group_indices`]). For shells that gather groups themselves.
-    /// `samples[i]` is the sample `results[i]` was scored from (`None` for input that never
-    /// became a sample); the stage reads them only for `majority_vote`.
-    pub fn apply_group_stage(
-        &self,
-        results: &mut [ScoreResult],
-        groups: &[Vec<usize>],
-        samples: &[Option<&Sample>],
-    ) -> Option<GroupReport> {
-        self.group
-            .as_ref()
-            .map(|g| g.apply(results, groups, &self.names, samples))
-    }
-
-    /// [`Program::score_group`] without the group stage: the rewards of one group, scored
-    /// together when some node needs the group.
-    pub fn score_group_unstaged(&self, samples: &[&Sample], explain: bool) -> Vec<ScoreResult> {
-        if !self.grouped {
-            return self.par_map(samples.len(), |i| self.run(samples[i], explain));
-        }
-        // Explaining here too, so the notes of replayed nodes reach the second pass's trace.
-        let (records, memos): (Vec<_>, Vec<_>) = self
-            .par_map(samples.len(), |i| {
-                let mut cx = ScoreCtx::new(explain);
-                cx.collecting = true;
-                self.run_with(samples[i], &mut cx);
-                (cx.record, cx.memo)
-            })
-            .into_iter()
-            .unzip();
-        let stats = Arc::new(crate::node::GroupStats::from_records(&records));
-        self.par_map(samples.len(), |i| {
-            let mut cx = ScoreCtx::new(explain);
-            cx.group = Some(stats.clone());
-            cx.memo.clone_from(&memos[i]);
-            self.run_with(samples[i], &mut cx)
-        })
-    }
-
-    /// Scores many samples in parallel, results in input order: on the rayon pool for pure rule
-    /// specs, on a pool of waiting threads (`REFEREE_IN_FLIGHT`, default 64) otherwise. A grouped
-    /// program scores each group (by `Sample::group`) together.
-    pub fn score_batch(&self, samples: &[Sample], explain: bool) -> Vec<ScoreResult> {
-        self.score_batch_report(samples, explain).0
-    }
-
-    /// Rows as a shell received them, each mapped to a sample or already an error result: the
-    /// samples are scored in one batch, and every row gets `(its sample's id, its result)` in
-    /// input order, so a bad row is an error result in its place, never a dropped one.
-    pub fn score_rows(
-        &self,
-        rows: Vec<Result<Sample, Box<ScoreResult>>>,
-        explain: bool,
-    ) -> Vec<(Option<Value>, ScoreResult)> {
-        let mut out: Vec<Option<(Option<Value>, ScoreResult)>> =
-            (0..rows.len()).map(|_| None).collect();
-        let mut ok_idx = Vec::new();
-        let mut ok = Vec::new();
-        for (i, r) in rows.into_iter().enumerate() {
-            match r {
-                Ok(s) => {
-                    ok_idx.push(i);
-                    ok.push(s);
-                }
-                Err(e) => out[i] = Some((None, *e)),
-            }
-        }
-        let scored = self.score_batch(&ok, explain);
-        for ((i, s), r) in ok_idx.into_iter().zip(ok).zip(scored) {
-            out[i] = Some((s.id, r));
-        }
-        out.into_iter()
-            .map(|o| o.expect("every row has a result"))
-            .collect()
-    }
-
-    /// [`Program::score_batch`], with the group stage's diagnostics for the batch (`None` when
-    /// the spec has no `group:` section).
-    pub fn score_batch_report(
-        &self,
-        samples: &[Sample],
-        explain: bool,
-    ) -> (Vec<ScoreResult>, Option<GroupReport>) {
-        if !self.grouped && self.group.is_none() {
-            return (
-                self.par_map(samples.len(), |i| self.run(&samples[i], explain)),
-                None,
-            );
-        }
-        let groups = group_indices(samples.iter().map(|s| s.group.as_deref()).enumerate());
-        let mut out = if self.grouped {
-            let mut out: Vec<Option<ScoreResult>> = vec![None; samples.len()];
-            for idx in &groups {
-                let members: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
-                for (r, &i) in self
-                    .score_group_unstaged(&members, explain)
-                    .into_iter()
-                    .zip(idx)
-                {
-                    out[i] = Some(r);
-                }
-            }
-            out.into_iter()
-                .map(|r| r.expect("every sample scored"))
-                .collect()
-        } else {
-            self.par_map(samples.len(), |i| self.run(&samples[i], explain))
-        };
-        let refs: Vec<Option<&Sample>> = samples.iter().map(Some).collect();
-        let report = self.apply_group_stage(&mut out, &groups, &refs);
-        (out, report)
-    }
-
-    /// `f(0..n)` in parallel, in order: one task per item on the waiting pool when the program
-    /// waits, on the rayon pool otherwise.
-    fn par_map<T: Send>(&self, n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-        if self.waits {
-            waiting_pool().install(|| (0..n).into_par_iter().with_max_len(1).map(&f).collect())
-        } else {
-            (0..n).into_par_iter().map(&f).collect()
-        }
-    }
-
-    fn run(&self, s: &Sample, explain: bool) -> ScoreResult {
-        if self.grouped {
-            return self.score_group_unstaged(&[s], explain).remove(0);
-        }
-        self.run_with(s, &mut ScoreCtx::new(explain))
-    }
-
-    fn run_with(&self, s: &Sample, cx: &mut ScoreCtx) -> ScoreResult {
-        let out = self.root.eval(s, cx);
-        let reward = out.usable().then_some(out.value);
-        let status = match out.status {
-            Status::Ok => Status::Ok,
-            Status::NotApplicable => Status::NotApplicable,
-            Status::Error(f) => Status::Error(f),
-        };
-        // Fixed key order and set: nodes skipped by a gate still appear, as null.
-        let mut components: Vec<(Arc<str>, Option<f64>)> =
-            self.names.iter().map(|n| (n.clone(), None)).collect();
-        for (name, v) in std::mem::take(&mut cx.components) {
-            if let Some(slot) = components.iter_mut().find(|(n, _)| *n == name) {
-                slot.1 = v;
-            }
-        }
-        ScoreResult {
-            reward,
-            status,
-            components,
-            trace: cx.root.take(),
-            usage: self.judged.then_some(cx.usage),
-            group: None,
-        }
-    }
-}
-
-/// The indices of the items of each group, groups in order of first appearance; an item with no
-/// group is a group of its own. Takes `(index, group)` pairs.
-pub fn group_indices<'a>(
-    items: impl IntoIterator<Item = (usize, Option<&'a str>)>,
-) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, g) in items {
-        match g {
-            Some(g) => {
-                let k = *index.entry(g).or_insert_with(|| {
-                    groups.push(Vec::new());
-                    groups.len() - 1
-                });
-                groups[k].push(i);
-            }
-            None => groups.push(vec![i]),
-        }
-    }
-    groups
-}
-
-/// Samples in flight for programs that wait: their threads mostly sleep on a sandbox or judge.
-pub fn in_flight() -> usize {
-    std::env::var("REFEREE_IN_FLIGHT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
-        .clamp(1, 4096)
-}
-
-/// The pool programs that wait are scored on (shells use it for their own batching).
-pub fn waiting_pool() -> &'static rayon::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(in_flight())
-            .thread_name(|i| format!("referee-wait-{i}"))
-            .build()
-            .expect("thread pool")
-    })
 }
 
 fn collect_names(n: &Node, out: &mut Vec<Arc<str>>) {

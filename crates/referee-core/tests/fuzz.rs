@@ -494,7 +494,7 @@ fn judge_examples_stop_content_free_answers_before_the_judge() {
         let program =
             Program::compile_with(&parse_spec_text(&text).unwrap(), gullible_for(example)).unwrap();
         let samples = rows(&data);
-        let judged = program.score_batch(&samples, false);
+        let judged = referee_core::score::samples(&program, &samples, false).0;
         assert!(
             judged.iter().any(|r| r.reward.is_some_and(|x| x >= 0.5)),
             "{example}: the gullible judge rewards nothing"

@@ -74,7 +74,7 @@ fn every_group_suite_passes() {
                 .iter()
                 .map(sample)
                 .collect();
-            let (rs, report) = p.score_batch_report(&samples, false);
+            let (rs, report) = referee_core::score::samples(&p, &samples, false);
             let json: Vec<Value> = rs
                 .iter()
                 .map(|r| serde_json::to_value(r.with_id(None, None)).unwrap())
@@ -136,22 +136,26 @@ fn a_spec_without_group_section_writes_no_advantage() {
         s.group = Some("g".into());
         s
     };
-    let (rs, report) = p.score_batch_report(&[mk(), mk()], false);
+    let (rs, report) = referee_core::score::samples(&p, &[mk(), mk()], false);
     assert!(report.is_none());
     let j = serde_json::to_value(rs[0].with_id(None, None)).unwrap();
     assert!(j.get("advantage").is_none() && j.get("group_flag").is_none());
 }
 
 #[test]
-fn score_group_applies_the_stage_and_score_does_not() {
+fn a_batch_gets_the_stage_and_one_sample_does_not() {
     let p = Program::compile_str(
         "{grader: {type: contains, keywords: [x]}, group: {advantage: dr_grpo}}",
     )
     .unwrap();
-    let a = Sample::new("x", serde_json::json!({}));
-    let b = Sample::new("y", serde_json::json!({}));
-    let rs = p.score_group(&[&a, &b], false);
+    let mut a = Sample::new("x", serde_json::json!({}));
+    let mut b = Sample::new("y", serde_json::json!({}));
+    a.group = Some("g".into());
+    b.group = Some("g".into());
+    let batch = [a, b];
+    let (rs, _) = referee_core::score::samples(&p, &batch, false);
+    let a = &batch[0];
     assert_eq!(rs[0].group.unwrap().advantage, Some(0.5));
     assert_eq!(rs[1].group.unwrap().advantage, Some(-0.5));
-    assert!(p.score(&a).group.is_none());
+    assert!(p.score(a).group.is_none());
 }

@@ -246,7 +246,7 @@ grader:
         };
         let p = Program::compile_str_with(&spec, env).unwrap();
         let t = Instant::now();
-        let rs = p.score_batch(&samples, false);
+        let rs = referee_core::score::samples(&p, &samples, false).0;
         let secs = t.elapsed().as_secs_f64();
         let calls: u64 = rs.iter().map(|r| r.usage.unwrap().judge_calls).sum();
         let hits: u64 = rs.iter().map(|r| r.usage.unwrap().cache_hits).sum();

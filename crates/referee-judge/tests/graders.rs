@@ -76,7 +76,7 @@ grader:
         "The capital is Lyon.",
         "I am not sure, maybe Marseille.",
     ]);
-    let first = compile(&spec).score_batch(&batch, true);
+    let first = referee_core::score::samples(&compile(&spec), &batch, true).0;
     for r in &first {
         assert_eq!(r.status.as_str(), "ok", "{r:?}");
         let v = r.reward.unwrap();
@@ -101,7 +101,7 @@ grader:
     assert!(trace.contains("judge `default` scored"), "{trace}");
 
     // A new process (a new pool on the same file) pays for nothing and gets the same rewards.
-    let again = compile(&spec).score_batch(&batch, false);
+    let again = referee_core::score::samples(&compile(&spec), &batch, false).0;
     let u = summary(&again).judge.unwrap();
     assert_eq!((u.judge_calls, u.cache_hits), (0, 6), "{u:?}");
     let rewards = |rs: &[ScoreResult]| rs.iter().map(|r| r.reward).collect::<Vec<_>>();
@@ -109,7 +109,7 @@ grader:
 
     // With the cache off, every sample is judged.
     let off = spec.replace("backend: file", "backend: off");
-    let u = summary(&compile(&off).score_batch(&batch, false))
+    let u = summary(&referee_core::score::samples(&compile(&off), &batch, false).0)
         .judge
         .unwrap();
     assert_eq!((u.judge_calls, u.cache_hits), (6, 0), "{u:?}");
@@ -135,10 +135,12 @@ grader:
         server.base_url, server.model
     );
     let p = compile(&spec);
-    let rs = p.score_batch(
+    let rs = referee_core::score::samples(
+        &p,
         &samples(&["Paris is the capital of France.", "Thought process:", ":"]),
         true,
-    );
+    )
+    .0;
     assert_eq!(rs[0].status.as_str(), "ok", "{:?}", rs[0]);
     let v = rs[0].reward.unwrap();
     assert!((0.0..=1.0).contains(&v), "{v}");
@@ -168,7 +170,7 @@ grader: {{type: score_model, steps: false, {node} input: [{{role: user, content:
     );
     let p = compile(&spec);
     let t = Instant::now();
-    let rs = p.score_batch(&samples(outputs), false);
+    let rs = referee_core::score::samples(&p, &samples(outputs), false).0;
     (rs, t.elapsed(), srv)
 }
 
@@ -262,7 +264,7 @@ grader: {{type: score_model, steps: false, input: [{{role: user, content: "{{{{s
     let p = compile(&spec);
     let batch = samples(&refs);
     let rs = std::thread::scope(|sc| {
-        let h = sc.spawn(|| p.score_batch(&batch, false));
+        let h = sc.spawn(|| referee_core::score::samples(&p, &batch, false).0);
         std::thread::sleep(Duration::from_millis(800));
         srv.kill();
         h.join().unwrap()
@@ -297,12 +299,12 @@ grader: {{type: score_model, steps: false, input: [{{role: user, content: "{{{{s
         srv.info["base_url"].as_str().unwrap()
     );
     let batch = samples(&["Paris.", "Lyon.", "Nice."]);
-    let a = compile(&spec).score_batch(&batch, false);
+    let a = referee_core::score::samples(&compile(&spec), &batch, false).0;
     let u = summary(&a).judge.unwrap();
     assert_eq!((u.judge_calls, u.cache_hits), (3, 0));
     assert!(a.iter().all(|r| r.reward == Some(0.75)));
     // Another replica (its own pool and connection) finds every verdict.
-    let b = compile(&spec).score_batch(&batch, false);
+    let b = referee_core::score::samples(&compile(&spec), &batch, false).0;
     let u = summary(&b).judge.unwrap();
     assert_eq!((u.judge_calls, u.cache_hits), (0, 3));
     assert_eq!(requests(&srv), 3);
@@ -351,13 +353,15 @@ grader:
 "#,
         server.base_url, server.model
     );
-    let rs = compile(&spec).score_batch(
+    let rs = referee_core::score::samples(
+        &compile(&spec),
         &samples(&[
             "Paris is the capital of France.",
             "The capital of France is Berlin.",
         ]),
         true,
-    );
+    )
+    .0;
     // A 135M model's verdicts are not asserted, only that they are verdicts.
     for r in &rs {
         assert_eq!(r.status.as_str(), "ok", "{r:?}");
@@ -388,7 +392,7 @@ grader: {{type: reward_model, api: {api}, index: {index}}}
             srv.info["base_url"].as_str().unwrap()
         );
         let p = compile(&spec);
-        let rs = p.score_batch(&batch, false);
+        let rs = referee_core::score::samples(&p, &batch, false).0;
         for (r, o) in rs.iter().zip(&outputs) {
             let want = sign * (o.len() % 10) as f64 / 10.0;
             assert_eq!(r.reward, Some(want), "{api}[{index}] for {o:?}: {r:?}");
@@ -396,7 +400,9 @@ grader: {{type: reward_model, api: {api}, index: {index}}}
         let u = summary(&rs).judge.unwrap();
         assert_eq!(u.judge_calls, 12);
         // The same texts again: every reward from the cache, nothing sent.
-        let again = summary(&p.score_batch(&batch, false)).judge.unwrap();
+        let again = summary(&referee_core::score::samples(&p, &batch, false).0)
+            .judge
+            .unwrap();
         assert_eq!((again.judge_calls, again.cache_hits), (0, 12));
         sent += 12;
     }
@@ -432,10 +438,12 @@ grader:
 "#,
         server.base_url, server.model
     );
-    let rs = compile(&spec).score_batch(
+    let rs = referee_core::score::samples(
+        &compile(&spec),
         &samples(&["Paris.", "Lyon.", "It is Paris, on the Seine."]),
         true,
-    );
+    )
+    .0;
     for r in &rs {
         // The tiny model's answers are gibberish: a verdict, or a stated failure.
         match r.status.as_str() {
@@ -475,7 +483,7 @@ group:
         s.group = Some("g".into());
     }
     let p = compile(&spec);
-    let rs = p.score_batch(&batch, true);
+    let rs = referee_core::score::samples(&p, &batch, true).0;
     // The group is flat (every reward 1), so the tournament goes to the judge: 4 rollouts, 2
     // anchors, both orders. Whatever the tiny model prefers, every rollout keeps its raw reward
     // and is marked; the advantages come from the spread values.

@@ -9,7 +9,7 @@ use referee_core::audit::params::{self, CompareParams, EvalParams, FuzzParams};
 use referee_core::audit::Row;
 use referee_core::input::{InputMapping, RowError, RowFormat};
 use referee_core::judge::{CacheConfig, EndpointConfig};
-use referee_core::{Program, Sample, ScoreResult, Status};
+use referee_core::{Program, Rows, ScoreResult, Status};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -252,8 +252,9 @@ fn build_result(py: Python<'_>, id: Option<&Value>, r: &ScoreResult) -> PyResult
 }
 
 impl PyProgram {
-    /// Maps rows (GIL held), scores the good ones with the GIL released, and returns every
-    /// row's result in order; a row that does not map is an error result, never an exception.
+    /// Converts rows (GIL held), then maps and scores them with the GIL released through the
+    /// core's one scoring call; every row's result comes back in order, a row that does not map
+    /// as an error result, never an exception.
     fn run(
         &self,
         py: Python<'_>,
@@ -261,17 +262,18 @@ impl PyProgram {
         m: &InputMapping,
         explain: bool,
     ) -> PyResult<Vec<(Option<Value>, ScoreResult)>> {
-        let mut rows: Vec<Result<Sample, Box<ScoreResult>>> = Vec::new();
-        for row in samples.try_iter()? {
-            let row = row?;
-            // Every value converts (numpy, pydantic, ...): a bad row is one the mapping refuses.
-            let mapped = m
-                .sample(to_value(&row))
-                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)));
-            rows.push(mapped);
-        }
+        // Every value converts (numpy, pydantic, ...): a bad row is one the mapping refuses.
+        let rows = samples
+            .try_iter()?
+            .map(|row| row.map(|r| to_value(&r)))
+            .collect::<PyResult<Vec<Value>>>()?;
         let program = self.program.clone();
-        Ok(py.detach(move || program.score_rows(rows, explain)))
+        let opts = referee_core::Options {
+            explain,
+            ..referee_core::Options::default()
+        };
+        let scored = py.detach(move || referee_core::score(&program, Rows::Values(rows), m, &opts));
+        Ok(scored.rows.into_iter().map(|r| (r.id, r.result)).collect())
     }
 }
 

@@ -47,7 +47,7 @@ fn difficulty_weights_come_from_the_group() {
             s
         },
     ];
-    let r = program.score_batch(&samples, true);
+    let r = referee_core::score::samples(&program, &samples, true).0;
     let reward = |i: usize| r[i].reward.unwrap();
     // Pass rates in g1: tests 1-2 by 2 of 3 rollouts, tests 3-4 by 1 of 3; weights 1/3,1/3,2/3,2/3.
     assert!((reward(0) - 1.0).abs() < 1e-9);
@@ -93,7 +93,7 @@ fn the_second_pass_replays_the_first() {
             samples.push(s);
         }
     }
-    let r = program.score_batch(&samples, false);
+    let r = referee_core::score::samples(&program, &samples, false).0;
     for (i, res) in r.iter().enumerate().step_by(2) {
         let tests = res
             .components

@@ -7,8 +7,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use referee_core::input::{InputMapping, RowFormat};
-use referee_core::summary::Summary;
-use referee_core::{CompileError, Program, Sample, ScoreResult};
+use referee_core::{CompileError, Program, Rows, ScoreResult, Scored};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -206,17 +205,25 @@ pub(crate) async fn admitted<T: Send + 'static>(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
 }
 
-/// Scores rows (already parsed or failed) with admission control and the request deadline;
-/// results in input order, a failed row as an error result.
+/// Scores rows with admission control and the request deadline, through the core's one
+/// scoring call: results in input order, a row that does not map as an error result.
 async fn run(
     st: &Arc<AppState>,
     program: Arc<Program>,
-    rows: Vec<Result<Sample, Box<ScoreResult>>>,
+    rows: Vec<Value>,
+    mapping: InputMapping,
     explain: bool,
     started: Instant,
-) -> Result<Vec<(Option<Value>, ScoreResult)>, ApiError> {
-    let out = admitted(st, started, move || program.score_rows(rows, explain)).await?;
-    st.metrics.results(out.iter().map(|(_, r)| r));
+) -> Result<Scored, ApiError> {
+    let opts = referee_core::Options {
+        explain,
+        ..referee_core::Options::default()
+    };
+    let out = admitted(st, started, move || {
+        referee_core::score(&program, Rows::Values(rows), &mapping, &opts)
+    })
+    .await?;
+    st.metrics.results(out.rows.iter().map(|r| &r.result));
     Ok(out)
 }
 
@@ -267,26 +274,21 @@ pub async fn score(State(st): State<Arc<AppState>>, body: Bytes) -> Result<Json<
             ))
         }
     };
-    let mapping = InputMapping::default();
-    let rows = req
-        .samples
-        .into_iter()
-        .map(|row| {
-            mapping
-                .sample(row)
-                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)))
-        })
-        .collect();
-    let results = run(&st, program, rows, req.explain, started).await?;
-    let mut summary = Summary::default();
-    let out: Vec<Value> = results
+    let scored = run(
+        &st,
+        program,
+        req.samples,
+        InputMapping::default(),
+        req.explain,
+        started,
+    )
+    .await?;
+    let out: Vec<Value> = scored
+        .rows
         .iter()
-        .map(|(id, r)| {
-            summary.add(r);
-            result_json(id.as_ref(), r)
-        })
+        .map(|r| result_json(r.id.as_ref(), &r.result))
         .collect();
-    Ok(Json(json!({"results": out, "summary": summary})))
+    Ok(Json(json!({"results": out, "summary": scored.summary()})))
 }
 
 #[derive(Deserialize)]
@@ -350,18 +352,16 @@ pub async fn get_reward(
     let rows = query
         .into_iter()
         .map(|q| {
-            let row = json!({
+            json!({
                 "query": q,
                 "prompt": prompts.next().unwrap_or_default(),
                 "label": labels.next().unwrap_or(Value::Null),
-            });
-            mapping
-                .sample(row)
-                .map_err(|e| Box::new(ScoreResult::input_error(e.reason, e.message)))
+            })
         })
         .collect();
-    let results = run(&st, program.clone(), rows, false, started).await?;
-    let results: Vec<ScoreResult> = results.into_iter().map(|(_, r)| r).collect();
+    let results = run(&st, program.clone(), rows, mapping, false, started)
+        .await?
+        .results();
     Ok(Json(referee_core::input::openrlhf::reward_answer(
         program.component_names(),
         &results,
@@ -425,9 +425,12 @@ pub async fn openai_run(
     } else {
         req.item
     };
-    let sample = Sample::new(req.model_sample, item);
-    let mut results = run(&st, program, vec![Ok(sample)], false, started).await?;
-    let (_, r) = results.pop().expect("one result");
+    let row = json!({"item": item, "model_sample": req.model_sample});
+    let mapping = InputMapping::default();
+    let r = run(&st, program, vec![row], mapping, false, started)
+        .await?
+        .results()
+        .remove(0);
     let scores: Map<String, Value> = r
         .components
         .iter()

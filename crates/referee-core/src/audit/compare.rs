@@ -208,7 +208,7 @@ pub fn compare(
         })
         .collect();
     let score = |p: &Program| -> Vec<Option<ScoreResult>> {
-        let (rs, _) = p.score_batch_report(&samples, false);
+        let (rs, _) = crate::score::samples(p, &samples, false);
         let mut out: Vec<Option<ScoreResult>> = vec![None; rows.len()];
         for (r, &i) in rs.into_iter().zip(&ok_idx) {
             out[i] = Some(r);

@@ -584,7 +584,7 @@ pub fn evaluate(
         .iter()
         .map(|r| plan_row(r, format, opts, &mut samples))
         .collect();
-    let (results, _) = program.score_batch_report(&samples, false);
+    let (results, _) = crate::score::samples(program, &samples, false);
     let mut reasons = Reasons::default();
     let mut errors = 0;
     let mut subsets: BTreeMap<String, Tally> = BTreeMap::new();

@@ -428,11 +428,11 @@ pub fn fuzz(
             s.choices.clone_from(&o.choices);
             batch.push(s);
         }
-        let results = program.score_batch(&batch, false);
+        let results = crate::score::samples(program, &batch, false).0;
         let originals = if pjobs.is_empty() {
             Vec::new()
         } else {
-            program.score_batch(&rows[start..end], false)
+            crate::score::samples(program, &rows[start..end], false).0
         };
 
         for ((f, r, v), res) in jobs.iter().zip(&results) {

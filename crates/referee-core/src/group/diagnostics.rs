@@ -1,7 +1,7 @@
 //! How much training signal a batch carried: pass/fail mix of the groups, flat groups, the mean
 //! within-group spread, components that never separate rollouts, and how components co-vary.
 //!
-//! Built per batch (a CLI chunk, a `score_batch` call) by folding groups in parallel, and
+//! Built per batch (a CLI chunk, a `score` call) by folding groups in parallel, and
 //! mergeable, so the run summary is the same however the input was cut.
 
 use serde::Serialize;

@@ -5,7 +5,7 @@
 //! default**: a trainer that normalises rewards itself must not normalise twice. The raw
 //! `reward` is never changed; each result gains `advantage` (and `group_flag` when a flag
 //! applies). When explaining, the stage adds a `group` node (advantage, flag, why) as the last
-//! child of the result's trace. It runs in `Program::score_batch` / `Program::score_group` and `referee score`;
+//! child of the result's trace. It runs in `referee_core::score` (every shell's scoring call);
 //! `Program::score` (one sample, no group) does not run it.
 //!
 //! *Spec:*
@@ -90,7 +90,7 @@
 //! advantage 0 for every member (`group_flag: flat_group`, counted in the summary). With
 //! `normalize_then_sum`, members of a reward-flat group can still get non-zero advantages when
 //! their components differ. `batch_std` and the `normalize_then_sum` whitening use the batch
-//! the stage sees: a `score_batch` call, or a chunk of 8,192 lines in `referee score`.
+//! the stage sees: a `score` call, or a chunk of 8,192 lines in `referee score`.
 
 pub mod advantage;
 pub mod bradley_terry;

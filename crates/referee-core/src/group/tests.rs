@@ -34,7 +34,9 @@ fn error() -> Status {
 }
 
 fn run(p: &Program, rs: &mut [ScoreResult], groups: &[Vec<usize>]) -> GroupReport {
-    p.apply_group_stage(rs, groups, &[]).expect("stage on")
+    p.group_stage()
+        .expect("stage on")
+        .apply(rs, groups, p.component_names(), &[])
 }
 
 fn advs(rs: &[ScoreResult]) -> Vec<Option<f64>> {

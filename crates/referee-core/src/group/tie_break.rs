@@ -286,7 +286,7 @@ mod tests {
         ]);
         let (p, judge) = program(&script);
         let (rs, rep) =
-            p.score_batch_report(&samples(&["x best", "x good", "x ok", "x bad"]), false);
+            crate::score::samples(&p, &samples(&["x best", "x good", "x ok", "x bad"]), false);
         let rep = rep.unwrap();
         // 2 anchors, 4 rollouts: (2·2 + 1) pairs, both orders.
         assert_eq!(judge.calls().len(), 10);
@@ -333,20 +333,20 @@ mod tests {
             {"content": "{\"winner\": \"B\"}"}
         ]);
         let (p, _) = program(&script);
-        let (rs, _) = p.score_batch_report(&samples(&["x best", "x other"]), true);
+        let (rs, _) = crate::score::samples(&p, &samples(&["x best", "x other"]), true);
         let t = rs[0].trace.as_ref().unwrap();
         let g = t.children.last().unwrap();
         assert_eq!((g.kind, &*g.path), ("group", "/group"));
         assert!(g.note.as_ref().unwrap().contains("tie-break"), "{g:?}");
         assert_eq!(g.detail.as_ref().unwrap()["group_flag"], "tie_break");
-        let (plain, _) = p.score_batch_report(&samples(&["x best", "x other"]), false);
+        let (plain, _) = crate::score::samples(&p, &samples(&["x best", "x other"]), false);
         assert!(plain[0].trace.is_none(), "no trace unless explaining");
     }
 
     #[test]
     fn a_failing_judge_leaves_the_group_flat() {
         let (p, _) = program(&json!([{"fail": "judge_timeout"}]));
-        let (rs, rep) = p.score_batch_report(&samples(&["x a", "x b"]), false);
+        let (rs, rep) = crate::score::samples(&p, &samples(&["x a", "x b"]), false);
         let rep = rep.unwrap();
         assert_eq!((rep.tie_broken_groups, rep.tie_unbroken_groups), (0, 1));
         assert!(rs
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn mixed_groups_never_call_the_judge() {
         let (p, judge) = program(&json!([]));
-        let (_, rep) = p.score_batch_report(&samples(&["x", "y"]), false);
+        let (_, rep) = crate::score::samples(&p, &samples(&["x", "y"]), false);
         assert_eq!(rep.unwrap().tie_break_calls, 0);
         assert!(judge.calls().is_empty());
     }

@@ -64,9 +64,14 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 impl SyncComponent for Group {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let t = self.threshold;
-        let r = fold(&self.members, s, cx, (0usize, 0usize), |(h, n), _, v| {
-            (h + usize::from(v >= t - 1e-9), n + 1)
-        });
+        let r = fold(
+            &self.members,
+            s,
+            cx,
+            (0usize, 0usize),
+            |(h, n), _, v| (h + usize::from(v >= t - 1e-9), n + 1),
+            None,
+        );
         let ((held, n), mut st) = match r {
             Err(o) => return o,
             Ok(None) => return Outcome::not_applicable(),

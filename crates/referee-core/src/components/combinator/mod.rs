@@ -24,8 +24,16 @@ use crate::sample::Sample;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// Scores every child (no short-circuit: rule children are cheap and every named component
-/// should appear in every result) and folds the usable values with `f(acc, index, value)`.
+/// Whether a fold's value is decided, from its accumulator over the resolved children and its
+/// unresolved children.
+pub(crate) type Decider<'d, A> = Option<&'d dyn Fn(&A, &[&Node]) -> bool>;
+
+/// Scores the children and folds the usable values with `f(acc, index, value)`. Rule children
+/// are all scored (they are cheap, and every named component should appear in every result).
+/// Waiting children (sandbox, judge) are left unstarted when the resolved children already
+/// decide the value: a child failed without `on_error` (the combinator fails whatever the
+/// others say), or `decides(acc, unresolved)` says so. A combinator that can be decided that
+/// way (`decides` given) starts its waiting children cheapest kind first (DESIGN.md §4).
 /// Returns `Err` with the failing child's outcome when a child failed without `on_error`,
 /// `Ok(None)` when no child applied.
 pub(crate) fn fold<A>(
@@ -34,21 +42,41 @@ pub(crate) fn fold<A>(
     cx: &mut ScoreCtx,
     mut acc: A,
     mut f: impl FnMut(A, usize, f64) -> A,
+    decides: Decider<'_, A>,
 ) -> Result<Option<(A, StatusAcc)>, Outcome> {
     let mut st = StatusAcc::default();
     let mut any = false;
-    let mut failed: Option<Outcome> = None;
+    let mut failed: Option<(usize, Outcome)> = None;
+    let mark = cx.mark();
+    let mut unresolved: Vec<&Node> = Vec::new();
     for (i, c) in children.iter().enumerate() {
+        let before = cx.mark();
         let o = c.eval(s, cx);
-        if o.usable() {
+        if cx.mark() > before {
+            unresolved.push(c);
+        } else if o.usable() {
             st.add(&o);
             acc = f(acc, i, o.value);
             any = true;
         } else if o.is_error() && failed.is_none() {
-            failed = Some(propagate(c, o));
+            failed = Some((i, propagate(c, o)));
         }
     }
-    if let Some(o) = failed {
+    if !unresolved.is_empty() {
+        if let Some((i, _)) = &failed {
+            let at = display_path(&children[*i].meta.path).to_string();
+            cx.decided(mark, || {
+                format!("not started: {at} failed, so the value is decided")
+            });
+        } else if decides.is_some_and(|d| d(&acc, &unresolved)) {
+            cx.decided(mark, || {
+                "not started: the children already scored decide the value".to_string()
+            });
+        } else if decides.is_some() {
+            cx.cheapest_first(mark);
+        }
+    }
+    if let Some((_, o)) = failed {
         return Err(o);
     }
     Ok(any.then_some((acc, st)))
@@ -115,11 +143,43 @@ pub(crate) struct Fold {
     pub children: Vec<Node>,
     pub init: f64,
     pub op: fn(f64, f64) -> f64,
+    /// When the children scored so far already decide the value.
+    pub decides: Decides,
+}
+
+/// When a fold's value can no longer change, whatever its unstarted children score.
+#[derive(Clone, Copy)]
+pub(crate) enum Decides {
+    /// A product that is 0.
+    Zero,
+    /// A minimum at or below every unstarted child's lowest possible value.
+    Floor,
+    /// A maximum at or above every unstarted child's highest possible value.
+    Ceiling,
+}
+
+impl Decides {
+    fn check(self, acc: f64, rest: &[&Node]) -> bool {
+        match self {
+            Decides::Zero => acc == 0.0,
+            Decides::Floor => rest.iter().all(|n| n.bounds().is_some_and(|b| b.0 >= acc)),
+            Decides::Ceiling => rest.iter().all(|n| n.bounds().is_some_and(|b| b.1 <= acc)),
+        }
+    }
 }
 
 impl crate::node::SyncComponent for Fold {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        match fold(&self.children, s, cx, self.init, |a, _, v| (self.op)(a, v)) {
+        let decides = |a: &f64, rest: &[&Node]| self.decides.check(*a, rest);
+        let r = fold(
+            &self.children,
+            s,
+            cx,
+            self.init,
+            |a, _, v| (self.op)(a, v),
+            Some(&decides),
+        );
+        match r {
             Err(o) => o,
             Ok(None) => Outcome::not_applicable(),
             Ok(Some((v, st))) => st.finish(v),
@@ -140,9 +200,17 @@ pub(crate) struct Holds {
 impl crate::node::SyncComponent for Holds {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let t = self.threshold;
-        let r = fold(&self.children, s, cx, (0usize, 0usize), |(h, n), _, v| {
-            (h + usize::from(v >= t - 1e-9), n + 1)
-        });
+        // all_of is decided by a child that does not hold, any_of by one that does.
+        let all = self.all;
+        let decides = |&(h, n): &(usize, usize), _: &[&Node]| if all { h < n } else { h > 0 };
+        let r = fold(
+            &self.children,
+            s,
+            cx,
+            (0usize, 0usize),
+            |(h, n), _, v| (h + usize::from(v >= t - 1e-9), n + 1),
+            Some(&decides),
+        );
         match r {
             Err(o) => o,
             Ok(None) => Outcome::not_applicable(),

@@ -15,7 +15,7 @@
 //! *Score and failure modes:* children that do not apply are skipped; all not applicable →
 //! not applicable; a child that failed without `on_error` fails the node with its reason.
 
-use super::{list, Fold, ListSpec};
+use super::{list, Decides, Fold, ListSpec};
 use crate::compile::{sync, At, Compiler};
 use serde_json::Value;
 
@@ -25,6 +25,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     Some(sync(Fold {
         children,
         init: 1.0,
+        decides: Decides::Zero,
         op: |a, b| a * b,
     }))
 }

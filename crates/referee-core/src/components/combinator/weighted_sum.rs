@@ -116,6 +116,7 @@ impl SyncComponent for WeightedSum {
                 let wi = ws[i];
                 (sum + wi * v, w + wi, wa + wi.abs(), wp + wi.max(0.0))
             },
+            None,
         );
         let ((sum, w, wa, wp), st) = match r {
             Err(o) => return o,

@@ -838,4 +838,9 @@ impl AsyncComponent for CodeExec {
     fn group_aware(&self) -> bool {
         self.reward == Reward::Difficulty
     }
+
+    /// A share of the tests (or of their weights).
+    fn bounds(&self) -> Option<(f64, f64)> {
+        Some((0.0, 1.0))
+    }
 }

@@ -179,4 +179,8 @@ impl AsyncComponent for LabelModel {
     fn score<'a>(&'a self, s: &'a Sample, cx: &'a mut ScoreCtx) -> BoxFuture<'a, Outcome> {
         Box::pin(self.run(s, cx))
     }
+
+    fn bounds(&self) -> Option<(f64, f64)> {
+        Some((0.0, 1.0))
+    }
 }

@@ -181,4 +181,9 @@ impl AsyncComponent for ScoreModel {
     fn score<'a>(&'a self, s: &'a Sample, cx: &'a mut ScoreCtx) -> BoxFuture<'a, Outcome> {
         Box::pin(self.run(s, cx))
     }
+
+    /// The range, widened to 0: a refused or prefiltered candidate scores 0.
+    fn bounds(&self) -> Option<(f64, f64)> {
+        Some((self.range.0.min(0.0), self.range.1.max(0.0)))
+    }
 }

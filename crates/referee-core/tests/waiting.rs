@@ -1,0 +1,194 @@
+//! Programs that wait, scored as futures driven together (DESIGN.md §4): many judge calls in
+//! flight at once without a thread each, independent judges of one sample called together, and
+//! cost order: a combinator whose cheap children already decide its value never starts its
+//! judges, and a gate never starts the branch it does not take.
+
+use futures::channel::oneshot;
+use futures::future::BoxFuture;
+use referee_core::exec::Env;
+use referee_core::judge::{Judge, JudgeCall, JudgeFailure, JudgeReply};
+use referee_core::{Program, Sample};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Answers `{"result": 1}`, but only once `at_once` calls are waiting together: a batch that is
+/// not really in flight at once never finishes.
+struct Barrier {
+    at_once: usize,
+    waiting: Mutex<Vec<oneshot::Sender<()>>>,
+    calls: AtomicUsize,
+}
+
+impl Barrier {
+    fn new(at_once: usize) -> Arc<Barrier> {
+        Arc::new(Barrier {
+            at_once,
+            waiting: Mutex::new(Vec::new()),
+            calls: AtomicUsize::new(0),
+        })
+    }
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl Judge for Barrier {
+    fn call(
+        &self,
+        _endpoint: &str,
+        _call: JudgeCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<JudgeReply, JudgeFailure>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut w = self.waiting.lock().unwrap();
+            w.push(tx);
+            if w.len() >= self.at_once {
+                for t in w.drain(..) {
+                    let _ = t.send(());
+                }
+            }
+        }
+        Box::pin(async move {
+            let _ = rx.await;
+            Ok(JudgeReply {
+                content: r#"{"steps": [], "result": 1}"#.into(),
+                finish_reason: Some("stop".into()),
+                structured: true,
+                attempts: 1,
+                ..JudgeReply::default()
+            })
+        })
+    }
+    fn endpoints(&self) -> Vec<String> {
+        vec!["default".into()]
+    }
+}
+
+fn judge(name: &str) -> Value {
+    json!({"type": "score_model", "name": name, "model": "m",
+           "input": [{"role": "user", "content": "Grade: {{sample.output_text}}"}]})
+}
+
+fn compile(grader: &Value, j: &Arc<Barrier>) -> Program {
+    let env = Env {
+        judge: Some(j.clone()),
+        ..Env::default()
+    };
+    Program::compile_with(grader, env).unwrap()
+}
+
+/// Runs `f` on a thread and fails the test (rather than hanging it) after 60 s.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the judge calls were not in flight together")
+}
+
+#[test]
+fn a_batch_keeps_all_its_judge_calls_in_flight_at_once() {
+    let n = 300;
+    let j = Barrier::new(n);
+    let p = compile(&judge("j"), &j);
+    let batch: Vec<Sample> = (0..n)
+        .map(|i| Sample::new(format!("answer {i}"), json!({})))
+        .collect();
+    let rs = within_a_minute(move || referee_core::score::samples(&p, &batch, false).0);
+    assert_eq!(rs.len(), n);
+    assert!(rs.iter().all(|r| r.reward == Some(1.0)), "{:?}", rs[0]);
+    assert_eq!(j.calls(), n);
+}
+
+#[test]
+fn the_independent_judges_of_one_sample_are_called_together() {
+    let j = Barrier::new(3);
+    let spec = json!({"type": "weighted_sum", "normalize": "sum", "weights": [1, 1, 1],
+                      "inputs": [judge("a"), {"type": "max", "inputs": [judge("b")]}, judge("c")]});
+    let p = compile(&spec, &j);
+    let r = within_a_minute(move || p.score(&Sample::new("x", json!({}))));
+    assert_eq!(r.reward, Some(1.0));
+    assert_eq!(j.calls(), 3);
+}
+
+#[test]
+fn all_of_never_starts_its_judge_when_a_rule_child_already_fails() {
+    let j = Barrier::new(1);
+    let spec = json!({"type": "all_of", "inputs": [
+        judge("quality"), {"type": "contains", "name": "cites", "keywords": ["[1]"]}]});
+    let p = compile(&spec, &j);
+    let r = p.explain(&Sample::new("no citation", json!({})));
+    assert_eq!(r.reward, Some(0.0));
+    assert_eq!(j.calls(), 0);
+    let c: std::collections::HashMap<_, _> = r.components.iter().cloned().collect();
+    assert_eq!(c[&Arc::from("quality")], None);
+    assert_eq!(c[&Arc::from("cites")], Some(0.0));
+    let t = serde_json::to_value(r.trace.unwrap()).unwrap();
+    assert_eq!(t["children"][0]["status"], "skipped");
+    assert!(
+        t["children"][0]["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("not started"),
+        "{t}"
+    );
+    // When the rule child holds, the judge decides.
+    let r = p.score(&Sample::new("see [1]", json!({})));
+    assert_eq!(r.reward, Some(1.0));
+    assert_eq!(j.calls(), 1);
+}
+
+#[test]
+fn product_at_zero_and_min_at_the_judges_floor_leave_the_judge_unstarted() {
+    let j = Barrier::new(1);
+    let zero = json!({"type": "const", "value": 0});
+    for kind in ["product", "min"] {
+        let p = compile(
+            &json!({"type": kind, "inputs": [judge("j"), zero.clone()]}),
+            &j,
+        );
+        assert_eq!(
+            p.score(&Sample::new("x", json!({}))).reward,
+            Some(0.0),
+            "{kind}"
+        );
+    }
+    // A minimum above the judge's floor (0) does not decide: the judge is called.
+    let half = json!({"type": "const", "value": 0.5});
+    let p = compile(&json!({"type": "min", "inputs": [judge("j"), half]}), &j);
+    assert_eq!(p.score(&Sample::new("x", json!({}))).reward, Some(0.5));
+    assert_eq!(j.calls(), 1);
+}
+
+#[test]
+fn a_failed_rule_child_leaves_its_siblings_judge_unstarted() {
+    let j = Barrier::new(1);
+    // The item has no `gold`: the numeric child cannot score, so the sum fails whatever the
+    // judge would say.
+    let spec = json!({"type": "weighted_sum", "normalize": "none", "weights": [1, 1],
+                      "inputs": [judge("j"), {"type": "numeric", "reference": "{{item.gold}}"}]});
+    let p = compile(&spec, &j);
+    let r = p.score(&Sample::new("42", json!({})));
+    assert_eq!(r.reward, None, "{r:?}");
+    assert_eq!(r.status.as_str(), "error");
+    assert_eq!(j.calls(), 0);
+}
+
+#[test]
+fn a_gate_with_a_judged_condition_starts_only_the_branch_it_takes() {
+    let j = Barrier::new(1);
+    let spec =
+        json!({"type": "gate", "if": judge("cond"), "then": judge("yes"), "else": judge("no")});
+    let p = compile(&spec, &j);
+    let r = p.score(&Sample::new("x", json!({})));
+    assert_eq!(r.reward, Some(1.0));
+    assert_eq!(j.calls(), 2);
+    let c: std::collections::HashMap<_, _> = r.components.iter().cloned().collect();
+    assert_eq!(c[&Arc::from("yes")], Some(1.0));
+    assert_eq!(c[&Arc::from("no")], None);
+}
