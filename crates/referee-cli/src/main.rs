@@ -1,6 +1,8 @@
 //! `referee`: the command-line shell. Parses arguments, reads and writes files, and calls the
 //! core; it holds no scoring logic (DESIGN.md §4).
 
+#![forbid(unsafe_code)]
+
 mod compare;
 mod eval;
 mod fuzz;

@@ -1,6 +1,8 @@
 //! Referee's core: the spec language, its compiler, the components and the scorer.
 //! No HTTP, no Python, no CLI parsing (DESIGN.md §4).
 
+#![forbid(unsafe_code)]
+
 pub mod audit;
 pub mod compile;
 pub mod components;

@@ -25,6 +25,8 @@
 //! [`Pool`] serves named endpoints to the graders through the core's `judge::Judge` trait, on
 //! its own tokio runtime, so the core's executor-agnostic scoring can await judge calls.
 
+#![forbid(unsafe_code)]
+
 mod cache;
 mod client;
 mod pool;

@@ -38,6 +38,8 @@
 //!   (`\forall`): such answers are `unparseable_answer` (scored 0), such golds
 //!   `unparseable_gold` (an error, never a silent score).
 
+#![forbid(unsafe_code)]
+
 mod canon;
 mod compare;
 mod eval;

@@ -2,6 +2,8 @@
 //! server (DESIGN.md §4). It builds the `Env`, converts Python values to rows and results back,
 //! and releases the GIL while the core scores; every behaviour lives in `referee-core`.
 
+#![forbid(unsafe_code)]
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};

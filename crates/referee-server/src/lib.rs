@@ -20,6 +20,8 @@
 //! 422 listing every error with its path; a bad row is an error *result* for that row. Scoring
 //! runs on blocking threads, so a slow judge call in one request never stalls another's I/O.
 
+#![forbid(unsafe_code)]
+
 mod audit;
 mod handlers;
 pub mod metrics;
