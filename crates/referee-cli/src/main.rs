@@ -71,23 +71,13 @@ pub struct JudgeArgs {
 }
 
 impl JudgeArgs {
-    fn endpoints(&self) -> std::collections::BTreeMap<String, referee_core::judge::EndpointConfig> {
-        let mut m = std::collections::BTreeMap::new();
-        if let Some(url) = &self.judge {
-            m.insert(
-                "default".to_string(),
-                referee_core::judge::EndpointConfig::new(
-                    url.clone(),
-                    self.judge_model.clone().unwrap_or_else(|| "judge".into()),
-                ),
-            );
+    fn options(&self) -> referee_core::exec::JudgeOptions {
+        referee_core::exec::JudgeOptions {
+            judge: self.judge.clone(),
+            judge_model: self.judge_model.clone(),
+            judge_cache: self.judge_cache.clone(),
+            judge_fallback: None,
         }
-        m
-    }
-
-    fn cache(&self) -> Option<referee_core::judge::CacheConfig> {
-        let w = self.judge_cache.as_deref()?;
-        Some(referee_core::judge::CacheConfig::from_flag(w))
     }
 }
 
@@ -313,15 +303,12 @@ fn env(judge: &JudgeArgs, using: &JudgeUse) -> referee_core::exec::Env {
             })
         }
     };
-    referee_core::exec::Env {
-        sandbox: Some(std::sync::Arc::new(referee_sandbox::Lazy::new(
+    judge.options().env(
+        Some(std::sync::Arc::new(referee_sandbox::Lazy::new(
             referee_sandbox::Config::default(),
         ))),
-        judge: None,
-        connect: Some(connect),
-        endpoints: judge.endpoints(),
-        judge_cache: judge.cache(),
-    }
+        connect,
+    )
 }
 
 /// Compiles a spec file, printing every error to stderr. `None` means exit 1.

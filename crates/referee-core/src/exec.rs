@@ -160,3 +160,73 @@ impl std::fmt::Debug for Env {
             .finish()
     }
 }
+
+/// A shell's judge options (the CLI's `--judge`, `--judge-model`, `--judge-cache`; Python's
+/// `compile(judge=, judge_model=, judge_cache=, judge_fallback=)`), turned into an [`Env`] here
+/// so every shell reads them the same way.
+#[derive(Debug, Clone, Default)]
+pub struct JudgeOptions {
+    /// An endpoint named `default`: for specs without a `judges:` section (OpenAI grader
+    /// files), or to point a spec's `default` at another server.
+    pub judge: Option<String>,
+    /// The model name sent to `judge` (default: `judge`).
+    pub judge_model: Option<String>,
+    /// `off`, `memory`, `redis://...`, or a file path; overrides the spec's `judge_cache:`.
+    pub judge_cache: Option<String>,
+    /// `judge` for a spec without a `judges:` section only: a trainer's own judge router
+    /// (verl's `reward_router_address`), which must not override a spec's judges.
+    pub judge_fallback: Option<String>,
+}
+
+impl JudgeOptions {
+    /// These options for one spec: the fallback becomes `judge` when the spec has no `judges:`
+    /// section of its own and no `judge` was given.
+    #[must_use]
+    pub fn for_spec(&self, spec: &serde_json::Value) -> JudgeOptions {
+        let mut o = self.clone();
+        let has_section = spec.get("judges").is_some_and(|j| !j.is_null());
+        if o.judge.is_none() && !has_section {
+            o.judge = o.judge_fallback.clone();
+        }
+        o.judge_fallback = None;
+        o
+    }
+
+    /// The endpoints the options define: `default`, when `judge` is given.
+    pub fn endpoints(&self) -> std::collections::BTreeMap<String, crate::judge::EndpointConfig> {
+        let mut m = std::collections::BTreeMap::new();
+        if let Some(url) = &self.judge {
+            m.insert(
+                "default".to_string(),
+                crate::judge::EndpointConfig::new(
+                    url.clone(),
+                    self.judge_model.clone().unwrap_or_else(|| "judge".into()),
+                ),
+            );
+        }
+        m
+    }
+
+    /// The cache choice, when one was given.
+    pub fn cache(&self) -> Option<crate::judge::CacheConfig> {
+        Some(crate::judge::CacheConfig::from_flag(
+            self.judge_cache.as_deref()?,
+        ))
+    }
+
+    /// The executors a shell compiles with: its sandbox and judge connector, and these options'
+    /// endpoints and cache.
+    pub fn env(
+        &self,
+        sandbox: Option<Arc<dyn Sandbox>>,
+        connect: Arc<dyn crate::judge::JudgeConnect>,
+    ) -> Env {
+        Env {
+            sandbox,
+            judge: None,
+            connect: Some(connect),
+            endpoints: self.endpoints(),
+            judge_cache: self.cache(),
+        }
+    }
+}

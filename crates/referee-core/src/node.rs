@@ -14,6 +14,11 @@ pub trait SyncComponent: Send + Sync {
     fn children(&self) -> Vec<&Node> {
         Vec::new()
     }
+    /// When this node's value is a plain weighted sum of its children's (every child applying),
+    /// the weights: what trainers that sum rewards themselves are given (`crate::parts`).
+    fn linear_weights(&self) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 /// A component that waits (sandboxes, judges): it returns a future, which the I/O crates

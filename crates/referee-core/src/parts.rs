@@ -11,6 +11,8 @@
 //! The file-level `judges:`/`judge_cache:` sections go with every part; the `group:` stage does
 //! not (the trainer computes advantages, and it does not say which rollouts form a group).
 
+use crate::node::Imp;
+use crate::Program;
 use serde_json::{Map, Value};
 
 /// One top-level component: its name (the input's `name`, else its `type`, made unique), the
@@ -22,10 +24,10 @@ pub struct Part {
     pub spec: Value,
 }
 
-/// The top-level parts of a spec (see the module doc). Never fails: a spec that is not a
-/// splittable `weighted_sum` (or that does not compile; the caller compiles each part and
-/// reports errors) is one part.
-pub fn top_level_parts(spec: &Value) -> Vec<Part> {
+/// The top-level parts of a compiled spec (see the module doc): the compiled root says whether
+/// it is a linear sum and with which weights; `spec` (the JSON it was compiled from) gives each
+/// part's own spec, at the part's node path. A root that is not a splittable sum is one part.
+pub fn top_level_parts(program: &Program, spec: &Value) -> Vec<Part> {
     let (node, file) = match spec {
         Value::Object(m) if !m.contains_key("type") && m.contains_key("grader") => {
             let mut file = Map::new();
@@ -47,10 +49,27 @@ pub fn top_level_parts(spec: &Value) -> Vec<Part> {
             Value::Object(m)
         }
     };
-    if let Some(split) = split_weighted_sum(node) {
-        let mut parts: Vec<Part> = Vec::with_capacity(split.len());
-        for (i, (child, weight)) in split.into_iter().enumerate() {
-            let base = node_label(child);
+    let root = &program.root;
+    let label = |n: &crate::node::Node| {
+        n.meta
+            .name
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(n.meta.kind)
+            .to_string()
+    };
+    // `on_error` on the root changes what a failed child gives: not expressible as a sum.
+    let split = match (&root.imp, root.meta.on_error) {
+        (Imp::Sync(c), None) => c.linear_weights().map(|w| (c.children(), w)),
+        _ => None,
+    };
+    if let Some((children, weights)) = split {
+        let mut parts: Vec<Part> = Vec::with_capacity(children.len());
+        for (i, (child, weight)) in children.into_iter().zip(weights).enumerate() {
+            let Some(child_spec) = spec.pointer(&child.meta.path) else {
+                break;
+            };
+            let base = label(child);
             let name = if parts.iter().any(|p| p.name == base) {
                 format!("{base}_{i}")
             } else {
@@ -59,7 +78,7 @@ pub fn top_level_parts(spec: &Value) -> Vec<Part> {
             parts.push(Part {
                 name,
                 weight,
-                spec: wrap(child),
+                spec: wrap(child_spec),
             });
         }
         // A later input may have been named like an earlier one's fallback: keep names unique.
@@ -73,67 +92,10 @@ pub fn top_level_parts(spec: &Value) -> Vec<Part> {
         return parts;
     }
     vec![Part {
-        name: node_label(node),
+        name: label(root),
         weight: 1.0,
         spec: wrap(node),
     }]
-}
-
-/// The node's `name`, else its `type`, else `reward`.
-fn node_label(node: &Value) -> String {
-    node.get("name")
-        .or_else(|| node.get("type"))
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .unwrap_or("reward")
-        .to_string()
-}
-
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-    .filter(|x: &f64| x.is_finite())
-}
-
-/// The inputs and trainer weights of a linear `weighted_sum` root; `None` for anything else.
-fn split_weighted_sum(node: &Value) -> Option<Vec<(&Value, f64)>> {
-    let m = node.as_object()?;
-    if m.get("type")?.as_str()? != "weighted_sum" {
-        return None;
-    }
-    // `on_error` on the root changes what a failed child gives: not expressible as a sum.
-    if m.contains_key("on_error") {
-        return None;
-    }
-    let inputs = m.get("inputs")?.as_array()?;
-    let weights: Vec<f64> = m
-        .get("weights")?
-        .as_array()?
-        .iter()
-        .map(number)
-        .collect::<Option<_>>()?;
-    if inputs.is_empty() || weights.len() != inputs.len() {
-        return None;
-    }
-    let z = match m.get("normalize")?.as_str()? {
-        "none" => 1.0,
-        "sum" => weights.iter().sum(),
-        "abs_sum" => weights.iter().map(|w| w.abs()).sum(),
-        _ => return None,
-    };
-    if z == 0.0 {
-        return None;
-    }
-    Some(
-        inputs
-            .iter()
-            .zip(weights)
-            .map(|(c, w)| (c, w / z))
-            .collect(),
-    )
 }
 
 #[cfg(test)]
@@ -146,7 +108,7 @@ mod tests {
         let spec = json!({"type": "weighted_sum", "normalize": "sum", "weights": [3, "1"],
             "inputs": [{"type": "math_equiv", "name": "correct", "reference": "{{item.answer}}"},
                        {"type": "format", "style": "r1"}]});
-        let parts = top_level_parts(&spec);
+        let parts = top_level_parts(&crate::Program::compile(&spec).unwrap(), &spec);
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0].name, "correct");
         assert_eq!(parts[0].weight, 0.75);
@@ -162,8 +124,8 @@ mod tests {
     fn file_sections_follow_each_part_but_not_the_group_stage() {
         let spec = json!({"grader": {"type": "weighted_sum", "normalize": "none", "weights": [2, -1],
             "inputs": [{"type": "format"}, {"type": "format", "style": "think"}]},
-            "judge_cache": "off", "group": {"advantage": "grpo"}, "description": "x"});
-        let parts = top_level_parts(&spec);
+            "judge_cache": {"backend": "off"}, "group": {"advantage": "grpo"}, "description": "x"});
+        let parts = top_level_parts(&crate::Program::compile(&spec).unwrap(), &spec);
         assert_eq!(
             parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
             ["format", "format_1"]
@@ -171,7 +133,7 @@ mod tests {
         assert_eq!(parts[1].weight, -1.0);
         assert_eq!(
             parts[0].spec,
-            json!({"grader": {"type": "format"}, "judge_cache": "off"})
+            json!({"grader": {"type": "format"}, "judge_cache": {"backend": "off"}})
         );
     }
 
@@ -181,22 +143,18 @@ mod tests {
             json!({"type": "format", "name": "fmt"}),
             json!({"type": "weighted_sum", "normalize": "positive_clamp", "weights": [1],
                    "inputs": [{"type": "format"}]}),
-            json!({"type": "weighted_sum", "normalize": "sum", "weights": [1, -1],
-                   "inputs": [{"type": "format"}, {"type": "format"}]}),
             json!({"type": "weighted_sum", "normalize": "none", "weights": [1],
                    "inputs": [{"type": "format"}], "on_error": 0}),
         ] {
-            let parts = top_level_parts(&spec);
+            let parts = top_level_parts(&crate::Program::compile(&spec).unwrap(), &spec);
             assert_eq!(parts.len(), 1, "{spec}");
             assert_eq!(parts[0].weight, 1.0);
             assert_eq!(parts[0].spec, spec);
         }
+        let one = |spec: Value| top_level_parts(&crate::Program::compile(&spec).unwrap(), &spec);
+        assert_eq!(one(json!({"type": "format", "name": "fmt"}))[0].name, "fmt");
         assert_eq!(
-            top_level_parts(&json!({"type": "format", "name": "fmt"}))[0].name,
-            "fmt"
-        );
-        assert_eq!(
-            top_level_parts(&json!({"type": "weighted_sum", "normalize": "positive_clamp", "weights": [1], "inputs": [{"type": "format"}]}))[0].name,
+            one(json!({"type": "weighted_sum", "normalize": "positive_clamp", "weights": [1], "inputs": [{"type": "format"}]}))[0].name,
             "weighted_sum"
         );
     }

@@ -9,79 +9,30 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use referee_core::audit::params::{self, CompareParams, EvalParams, FuzzParams};
 use referee_core::audit::Row;
+use referee_core::exec::JudgeOptions;
 use referee_core::input::{InputMapping, RowError, RowFormat};
-use referee_core::judge::{CacheConfig, EndpointConfig};
 use referee_core::{Program, Rows, ScoreResult, Status};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Judge endpoint and cache choices, as the CLI's `--judge`, `--judge-model`, `--judge-cache`.
-#[derive(Clone, Default)]
-struct JudgeOpts {
-    judge: Option<String>,
-    judge_model: Option<String>,
-    judge_cache: Option<String>,
-    /// An endpoint named `default` for a spec without a `judges:` section: a trainer's own
-    /// judge router (verl's `reward_router_address`), which must not override a spec's judges.
-    judge_fallback: Option<String>,
-}
-
-impl JudgeOpts {
-    /// These options for one spec: the fallback endpoint becomes `judge` when the spec has no
-    /// `judges:` section of its own and no `judge` was given.
-    fn for_spec(&self, spec: &Value) -> JudgeOpts {
-        let mut o = self.clone();
-        let has_section = spec.get("judges").is_some_and(|j| !j.is_null());
-        if o.judge.is_none() && !has_section {
-            o.judge = o.judge_fallback.clone();
-        }
-        o.judge_fallback = None;
-        o
-    }
-
-    fn endpoints(&self) -> BTreeMap<String, EndpointConfig> {
-        let mut m = BTreeMap::new();
-        if let Some(url) = &self.judge {
-            m.insert(
-                "default".to_string(),
-                EndpointConfig::new(
-                    url.clone(),
-                    self.judge_model.clone().unwrap_or_else(|| "judge".into()),
-                ),
-            );
-        }
-        m
-    }
-
-    /// `off`, `memory`, `redis://...`, or a file path: the CLI's `--judge-cache` values.
-    fn cache(&self) -> Option<CacheConfig> {
-        Some(CacheConfig::from_flag(self.judge_cache.as_deref()?))
-    }
-
-    /// The executors, as the CLI builds them: a sandbox started on first use (one per process,
-    /// shared by every program, so their runs share its slots) and the spec's judges connected
-    /// with their cache (by default `.referee-judge-cache.redb` in the working directory).
-    fn env(&self) -> referee_core::exec::Env {
-        static SANDBOX: std::sync::OnceLock<Arc<referee_sandbox::Lazy>> =
-            std::sync::OnceLock::new();
-        let sandbox = SANDBOX
-            .get_or_init(|| {
-                Arc::new(referee_sandbox::Lazy::new(
-                    referee_sandbox::Config::default(),
-                ))
-            })
-            .clone();
-        referee_core::exec::Env {
-            sandbox: Some(sandbox),
-            judge: None,
-            connect: Some(Arc::new(referee_judge::Connector {
-                default_cache_path: Some(".referee-judge-cache.redb".into()),
-            })),
-            endpoints: self.endpoints(),
-            judge_cache: self.cache(),
-        }
-    }
+/// The executors, as the CLI builds them: a sandbox started on first use (one per process,
+/// shared by every program, so their runs share its slots) and the spec's judges connected
+/// with their cache (by default `.referee-judge-cache.redb` in the working directory).
+fn env(opts: &JudgeOptions) -> referee_core::exec::Env {
+    static SANDBOX: std::sync::OnceLock<Arc<referee_sandbox::Lazy>> = std::sync::OnceLock::new();
+    let sandbox = SANDBOX
+        .get_or_init(|| {
+            Arc::new(referee_sandbox::Lazy::new(
+                referee_sandbox::Config::default(),
+            ))
+        })
+        .clone();
+    opts.env(
+        Some(sandbox),
+        Arc::new(referee_judge::Connector {
+            default_cache_path: Some(".referee-judge-cache.redb".into()),
+        }),
+    )
 }
 
 mod convert;
@@ -112,8 +63,8 @@ fn mapping(
 type Errors = Vec<(String, Option<String>, String)>;
 type Compiled = Result<Program, Errors>;
 
-fn compile_value(spec: &Value, opts: &JudgeOpts) -> Compiled {
-    Program::compile_with(spec, opts.env()).map_err(|e| {
+fn compile_value(spec: &Value, opts: &JudgeOptions) -> Compiled {
+    Program::compile_with(spec, env(opts)).map_err(|e| {
         e.0.into_iter()
             .map(|e| (e.path, e.node_type, e.message))
             .collect()
@@ -136,7 +87,7 @@ fn spec_value(py_spec: &Bound<'_, PyAny>) -> Result<Value, Errors> {
 struct PyProgram {
     program: Arc<Program>,
     spec: Arc<Value>,
-    opts: JudgeOpts,
+    opts: JudgeOptions,
 }
 
 /// One sample's result (DESIGN.md §2).
@@ -410,7 +361,7 @@ impl PyProgram {
     fn parts(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, f64, Py<PyAny>)>> {
         let py = slf.py();
         let this = slf.get();
-        let parts = referee_core::parts::top_level_parts(&this.spec);
+        let parts = referee_core::parts::top_level_parts(&this.program, &this.spec);
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
             // A one-part split is this program: no second compile.
@@ -547,7 +498,7 @@ fn compile(
         Ok(v) => v,
         Err(errs) => return Ok((None, Some(errs))),
     };
-    let opts = JudgeOpts {
+    let opts = JudgeOptions {
         judge,
         judge_model,
         judge_cache,

@@ -142,6 +142,16 @@ impl SyncComponent for WeightedSum {
         cx.note(|| format!("Σ w·v = {sum}, normaliser {z}"));
         st.finish(v)
     }
+    /// `wᵢ` for `none`, `wᵢ/Σw` for `sum`, `wᵢ/Σ|w|` for `abs_sum`; `positive_clamp` clamps, so
+    /// it is not a sum.
+    fn linear_weights(&self) -> Option<Vec<f64>> {
+        let z = match self.normalize {
+            Normalize::None => 1.0,
+            Normalize::PositiveClamp => return None,
+            n => normaliser(n, self.weights.iter().copied())?,
+        };
+        (z != 0.0).then(|| self.weights.iter().map(|w| w / z).collect())
+    }
     fn children(&self) -> Vec<&Node> {
         self.children.iter().collect()
     }
