@@ -15,6 +15,7 @@ pub mod node;
 pub mod outcome;
 pub mod parts;
 pub mod program;
+pub mod reason;
 pub mod registry;
 pub mod sample;
 pub mod schema;

@@ -28,7 +28,7 @@ fn res(reward: Option<f64>, status: ResultStatus, a: Option<f64>, b: Option<f64>
 
 fn error() -> ResultStatus {
     ResultStatus::Error(Failure {
-        reason: "sandbox_timeout".into(),
+        reason: "sandbox_error".into(),
         message: "x".into(),
     })
 }
