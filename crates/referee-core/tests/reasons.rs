@@ -172,10 +172,10 @@ fn the_reason_list_matches_the_codes_the_workspace_uses() {
         }
     }
     for code in &listed {
-        let used = uses
+        let reported = uses
             .get(*code)
             .is_some_and(|at| at.iter().any(|(_, lib)| *lib));
-        if !used {
+        if !reported {
             problems.push(format!(
                 "`{code}` is in src/reason.rs but no library code reports it"
             ));

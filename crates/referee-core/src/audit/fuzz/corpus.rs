@@ -412,12 +412,12 @@ exploits:
 
     #[test]
     fn an_entry_that_states_no_reward_is_refused() {
-        let e = Corpus::parse(&[(
+        let Err(e) = Corpus::parse(&[(
             "t.yaml".into(),
             "spec: {type: numeric}\nexploits:\n  - {exploit: broken item, why: w, output: '1', expect: {status: error}}\n".into(),
-        )])
-        .err()
-        .expect("refused");
+        )]) else {
+            panic!("an entry without a reward was accepted");
+        };
         assert!(
             e.contains("t.yaml `broken item`: `expect` states no `reward`"),
             "{e}"
