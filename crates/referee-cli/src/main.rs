@@ -149,10 +149,15 @@ enum Cmd {
         #[command(flatten)]
         judge: JudgeArgs,
     },
-    /// List the grader types, or print one type's documentation.
+    /// List the grader types, or print one type's documentation, or (--reasons) the reason
+    /// codes of failed samples.
     List {
-        #[arg(value_name = "TYPE")]
+        #[arg(value_name = "TYPE", conflicts_with = "reasons")]
         type_name: Option<String>,
+        /// List every `reason` a failed sample can carry, grouped by where it arises, each with
+        /// what happened and what to do.
+        #[arg(long)]
+        reasons: bool,
     },
     /// Print the JSON Schema of the spec language.
     Schema,
@@ -421,7 +426,8 @@ fn run(cli: Cli) -> Result<u8> {
             );
             Ok(EXIT_OK)
         }
-        Cmd::List { type_name } => Ok(list(type_name.as_deref())),
+        Cmd::List { reasons: true, .. } => Ok(list_reasons()),
+        Cmd::List { type_name, .. } => Ok(list(type_name.as_deref())),
         Cmd::Eval(args) => eval::run(args),
         Cmd::Compare(args) => compare::run(&args),
         Cmd::Serve {
@@ -570,6 +576,20 @@ fn serve(
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(EXIT_OK)
+}
+
+/// `referee list --reasons`: every reason code, grouped, one line each.
+fn list_reasons() -> u8 {
+    use referee_core::reason::{GROUPS, REASONS};
+    let width = REASONS.iter().map(|r| r.code.len()).max().unwrap_or(0);
+    for (group, about) in GROUPS {
+        println!("{group}: {about}");
+        for r in REASONS.iter().filter(|r| r.group == *group) {
+            println!("  {:<width$} {}", r.code, r.doc);
+        }
+    }
+    println!("\nA failed sample has `status: error` and one of these as its `reason`.");
+    EXIT_OK
 }
 
 /// `referee list [TYPE]`: the component docs, grouped, or one type's full documentation.

@@ -250,6 +250,24 @@ fn list_documents_every_type() {
 }
 
 #[test]
+fn list_reasons_prints_every_code_grouped() {
+    let s = stdout(referee().args(["list", "--reasons"]));
+    for r in referee_core::reason::REASONS {
+        assert!(
+            s.lines()
+                .any(|l| l.split_whitespace().next() == Some(r.code) && l.contains(r.doc)),
+            "{} missing from `referee list --reasons`",
+            r.code
+        );
+    }
+    insta::assert_snapshot!(s);
+    referee()
+        .args(["list", "--reasons", "math_equiv"])
+        .assert()
+        .code(2);
+}
+
+#[test]
 fn schema_command_prints_the_committed_schema() {
     let s = stdout(referee().arg("schema"));
     let committed =

@@ -46,7 +46,7 @@ fn batch() -> (Vec<ScoreResult>, Vec<Vec<usize>>) {
                 reward: (!failed).then_some(0.8 * correct + 0.2 * format),
                 status: if failed {
                     Status::Error(Failure {
-                        reason: "sandbox_timeout".into(),
+                        reason: "sandbox_error".into(),
                         message: String::new(),
                     })
                 } else {

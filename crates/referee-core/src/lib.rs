@@ -17,6 +17,7 @@ pub mod node;
 pub mod outcome;
 pub mod parts;
 pub mod program;
+pub mod reason;
 pub mod registry;
 pub mod result;
 pub mod sample;

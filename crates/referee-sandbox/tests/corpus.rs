@@ -67,8 +67,16 @@ fn verdicts(t: &Value) -> Option<Vec<String>> {
     t["children"].as_array()?.iter().find_map(verdicts)
 }
 
+/// Every case and exploit states its reward (DESIGN.md §5): `reward: null` for one that must
+/// get none.
 fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     let mut bad = Vec::new();
+    if expect.get("reward").is_none() {
+        bad.push(format!(
+            "`expect` states no `reward` (write `reward: null` when it must get none); got {:?}",
+            r.reward
+        ));
+    }
     if let Some(want) = expect.get("reward") {
         let ok = match (want.as_f64(), r.reward) {
             (None, None) => want.is_null(),

@@ -28,7 +28,7 @@ fn res(reward: Option<f64>, status: Status, a: Option<f64>, b: Option<f64>) -> S
 
 fn error() -> Status {
     Status::Error(Failure {
-        reason: "sandbox_timeout".into(),
+        reason: "sandbox_error".into(),
         message: "x".into(),
     })
 }

@@ -23,8 +23,15 @@ pub fn sample_of(case: &Value) -> Sample {
 }
 
 /// Checks `expect: {reward, status, reason, components}`; returns a description of each mismatch.
+/// Every case states its reward (DESIGN.md §5): `reward: null` for one that must get none.
 pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     let mut bad = Vec::new();
+    if expect.get("reward").is_none() {
+        bad.push(format!(
+            "`expect` states no `reward` (write `reward: null` when it must get none); got {:?}",
+            r.reward
+        ));
+    }
     if let Some(want) = expect.get("reward") {
         let ok = match (want.as_f64(), r.reward) {
             (None, None) => want.is_null(),

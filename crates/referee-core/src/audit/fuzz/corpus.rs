@@ -5,9 +5,11 @@
 //! (or one of its entries' `spec`) has `type: t`, or a dot-separated part of its name is `t`
 //! (`code.python.yaml` serves `code_exec` and `python`).
 //!
-//! Only entries that must not be rewarded for their output are used (expected reward ≤ 0,
-//! status ok); entries expected to be errors test the grader against a broken item and are
-//! left out. Each entry was written against its own item; applying it to a data row:
+//! Every entry states the reward it must get (`reward: null` when none); a file with an entry
+//! that does not is refused. Only entries that must not be rewarded for their output are used
+//! (expected reward ≤ 0, status ok); entries expected to be errors test the grader against a
+//! broken item and are left out. Each entry was written against its own item; applying it to a
+//! data row:
 //! - an entry whose output holds none of its item's values is **item-independent** (format
 //!   tricks, master keys, injections, `sys.exit(0)`) and is applied as it is, except to a row
 //!   whose gold it holds, as a whole token or as a number of the same value (`\boxed{0.000000}`,
@@ -159,16 +161,23 @@ impl CorpusFile {
             {
                 types.insert(t.to_string());
             }
-            // An entry with its own spec tests that configuration (a `max_chars`, a mode), not
-            // what every spec of the type does.
-            if !should_fail(e.get("expect")) || e.get("spec").is_some() {
-                continue;
-            }
             let title = e
                 .get("exploit")
                 .and_then(Value::as_str)
                 .unwrap_or("?")
                 .to_string();
+            // Every entry states the reward it must get (`reward: null` for none).
+            if e.get("expect").and_then(|x| x.get("reward")).is_none() {
+                return Err(format!(
+                    "{name} `{title}`: `expect` states no `reward` \
+                     (write `reward: null` when it must get none)"
+                ));
+            }
+            // An entry with its own spec tests that configuration (a `max_chars`, a mode), not
+            // what every spec of the type does.
+            if !should_fail(e.get("expect")) || e.get("spec").is_some() {
+                continue;
+            }
             let (text, tools, item) = if let Some(row) = e.get("row") {
                 let s = InputMapping::default()
                     .sample(row.clone())
@@ -399,6 +408,20 @@ exploits:
         assert!(hedge.aim(None).is_none());
         assert_eq!(f.exploits[1].aim(None).unwrap().text, "<answer></answer>");
         assert!(f.exploits[2].aim(Some("3")).is_none());
+    }
+
+    #[test]
+    fn an_entry_that_states_no_reward_is_refused() {
+        let Err(e) = Corpus::parse(&[(
+            "t.yaml".into(),
+            "spec: {type: numeric}\nexploits:\n  - {exploit: broken item, why: w, output: '1', expect: {status: error}}\n".into(),
+        )]) else {
+            panic!("an entry without a reward was accepted");
+        };
+        assert!(
+            e.contains("t.yaml `broken item`: `expect` states no `reward`"),
+            "{e}"
+        );
     }
 
     #[test]
