@@ -7,6 +7,7 @@ use super::diagnostics::Acc;
 use super::{
     component, scored, Combine, Estimator, GroupFlag, GroupOutcome, GroupReport, GroupStage,
 };
+use super::tie_break::Spread;
 use crate::result::ScoreResult;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -37,17 +38,20 @@ impl GroupStage {
             0.0
         };
         let comp_batch_std = self.component_batch_std(rs, k);
+        let spreads = self.tie_breaks(rs, groups, samples);
         let (mut outs, acc) = groups
             .par_iter()
+            .enumerate()
             .fold(
                 || (Vec::new(), Acc::new(k)),
-                |(mut outs, mut acc), idx| {
+                |(mut outs, mut acc), (g, idx)| {
+                    let spread = spreads.get(&g);
                     self.one_group(
                         rs,
                         samples,
                         idx,
-                        batch_std,
-                        &comp_batch_std,
+                        (batch_std, &comp_batch_std),
+                        spread,
                         &mut acc,
                         &mut outs,
                     );
@@ -77,14 +81,50 @@ impl GroupStage {
         acc.into_report(names)
     }
 
+    /// The tie-break tournaments of every flat group, their judge calls all in flight at once
+    /// (not a group at a time): by group index, `None` for a group whose tournament gave
+    /// nothing. Empty without a tie-break.
+    fn tie_breaks(
+        &self,
+        rs: &[ScoreResult],
+        groups: &[Vec<usize>],
+        samples: &[Option<&crate::Sample>],
+    ) -> std::collections::HashMap<usize, Option<Spread>> {
+        let Some(tb) = self.tie_break.as_ref().filter(|_| self.estimator != Estimator::None)
+        else {
+            return std::collections::HashMap::new();
+        };
+        let flat: Vec<(usize, Option<Vec<&crate::Sample>>)> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(g, idx)| {
+                let (xs, pos) = self.inputs(rs, idx, samples);
+                let members = pos.iter().map(|&i| samples.get(i).copied().flatten());
+                (xs.len() > 1 && mean_std(&xs).1 <= self.flat_tolerance)
+                    .then(|| (g, members.collect()))
+            })
+            .collect();
+        let runs = flat.iter().map(|(g, members)| async move {
+            match members {
+                Some(m) => (*g, tb.spread(m).await),
+                None => (*g, None),
+            }
+        });
+        futures::executor::block_on(futures::future::join_all(runs))
+            .into_iter()
+            .collect()
+    }
+
+    /// `stds`: the batch std and each component's (for the estimators that use them);
+    /// `spread`: the tie-break of this group, when it is flat and has one.
     #[allow(clippy::too_many_arguments)]
     fn one_group(
         &self,
         rs: &[ScoreResult],
         samples: &[Option<&crate::Sample>],
         idx: &[usize],
-        batch_std: f64,
-        comp_batch_std: &[f64],
+        (batch_std, comp_batch_std): (f64, &[f64]),
+        spread: Option<&Option<Spread>>,
         acc: &mut Acc,
         outs: &mut Vec<(usize, GroupOutcome)>,
     ) {
@@ -139,12 +179,8 @@ impl GroupStage {
             })
         };
         let mut tied = false;
-        if let (Some(tb), Some(GroupFlag::FlatGroup), true) = (&self.tie_break, flag, has) {
-            let members: Option<Vec<&crate::Sample>> = pos
-                .iter()
-                .map(|&i| samples.get(i).copied().flatten())
-                .collect();
-            if let Some(sp) = members.and_then(|m| tb.spread(&m)) {
+        if let (Some(spread), Some(GroupFlag::FlatGroup)) = (spread, flag) {
+            if let Some(sp) = spread {
                 acc.tie_calls += sp.calls;
                 acc.tie_failures += sp.failures;
                 acc.tie_broken += 1;

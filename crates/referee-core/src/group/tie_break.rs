@@ -124,9 +124,9 @@ impl TieBreak {
         })
     }
 
-    /// Runs the tournament on one flat group. `None` when no comparison succeeded (the group
-    /// stays flat) or a member's text cannot be rendered.
-    pub fn spread(&self, members: &[&Sample]) -> Option<Spread> {
+    /// Runs the tournament on one flat group (its calls all at once). `None` when no comparison
+    /// succeeded (the group stays flat) or a member's text cannot be rendered.
+    pub async fn spread(&self, members: &[&Sample]) -> Option<Spread> {
         let n = members.len();
         let texts: Vec<String> = members
             .iter()
@@ -153,7 +153,7 @@ impl TieBreak {
                 self.judge.judge.call(&self.judge.endpoint, call, None)
             })
             .collect();
-        let replies = futures::executor::block_on(futures::future::join_all(calls));
+        let replies = futures::future::join_all(calls).await;
         let mut comps = Vec::with_capacity(pairs.len());
         let mut failures = 0;
         for (&(x, y), r) in pairs.iter().zip(replies) {
