@@ -27,6 +27,7 @@ a table: medians, and B/A as the median of the per-run ratios (< 1 is faster for
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,8 +65,9 @@ def binary_for(rev):
     env = dict(os.environ, CARGO_TARGET_DIR=str(target))
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "referee-cli"], cwd=src, env=env, check=True)
     tmp = out.with_suffix(".tmp")
-    tmp.write_bytes((target / "release" / "referee").read_bytes())
-    tmp.chmod(0o755)
+    # Copied without reading it into this process: a child's ru_maxrss can include the RSS of
+    # the process it was forked from.
+    shutil.copy2(target / "release" / "referee", tmp)
     tmp.rename(out)
     return sha, out
 
