@@ -218,7 +218,8 @@ class Mock:
         return self._req("GET", "/recorded")
 
     def cpu_s(self):
-        f = open(f"/proc/{self.p.pid}/stat").read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{self.p.pid}/stat") as st:
+            f = st.read().rsplit(")", 1)[1].split()
         return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self):
@@ -376,7 +377,7 @@ def main():
 
 def report(args, binary, plan, results, sides):
     out = {"machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()},
-           "commit": git_rev(binary), "referee_bin": str(binary), "delay_s": args.delay, "runs": args.runs,
+           "bench_commit": git_rev(binary), "referee_bin": str(binary), "delay_s": args.delay, "runs": args.runs,
            "max_concurrency": args.concurrency, "workloads": {}}
     for w, pl in plan.items():
         floor = args.delay * 1  # one call per sample chain: a rubric's calls run concurrently
@@ -399,17 +400,16 @@ def report(args, binary, plan, results, sides):
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(f"\nMedians of {args.runs} interleaved runs; delay {args.delay} s; max_concurrency {args.concurrency}; "
-          f"commit {out['commit']}.\n")
-    print("| workload | side | wall s | wall ÷ floor | wall ÷ anchor | CPU ms/call | peak RSS MiB | server peak in flight |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          f"benches at {out['bench_commit']}, binary {binary}.\n")
+    print("| workload | side | wall s | wall ÷ floor | wall ÷ anchor | CPU ms/call | CPU ÷ anchor | peak RSS MiB | server peak in flight |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for w, wo in out["workloads"].items():
         for side, s in wo["sides"].items():
             m = s["median"]
-            va = f"{m['wall_vs_anchor']:.2f}" if "wall_vs_anchor" in m else "1"
-            if side == "anchor":
-                va = "1"
+            va = f"{m['wall_vs_anchor']:.2f}" if "wall_vs_anchor" in m else ("1" if side == "anchor" else "-")
+            ca = f"{m['cpu_vs_anchor']:.3f}" if "cpu_vs_anchor" in m else ("1" if side == "anchor" else "-")
             print(f"| {w}: {wo['desc']} | {side} | {m['wall_s']:.2f} | {m['wall_over_floor']:.2f} | {va} | "
-                  f"{m['cpu_ms_per_call']:.3f} | {m['peak_rss_mib']:.1f} | {m['server_peak_in_flight']:.0f} |")
+                  f"{m['cpu_ms_per_call']:.3f} | {ca} | {m['peak_rss_mib']:.1f} | {m['server_peak_in_flight']:.0f} |")
     if "anchor" in sides:
         print("\nAnchor, the calls alone (after `import openai` and the client's creation): "
               + "; ".join(f"{w}: {wo['sides']['anchor']['median']['calls_wall_s']:.2f} s, "
