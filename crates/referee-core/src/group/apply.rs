@@ -4,10 +4,10 @@
 
 use super::advantage::{group_advantages, mean_std};
 use super::diagnostics::Acc;
+use super::tie_break::Spread;
 use super::{
     component, scored, Combine, Estimator, GroupFlag, GroupOutcome, GroupReport, GroupStage,
 };
-use super::tie_break::Spread;
 use crate::result::ScoreResult;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -90,7 +90,10 @@ impl GroupStage {
         groups: &[Vec<usize>],
         samples: &[Option<&crate::Sample>],
     ) -> std::collections::HashMap<usize, Option<Spread>> {
-        let Some(tb) = self.tie_break.as_ref().filter(|_| self.estimator != Estimator::None)
+        let Some(tb) = self
+            .tie_break
+            .as_ref()
+            .filter(|_| self.estimator != Estimator::None)
         else {
             return std::collections::HashMap::new();
         };
