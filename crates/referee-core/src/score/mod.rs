@@ -53,12 +53,22 @@ pub struct Scored {
 }
 
 impl Scored {
-    /// The batch summary the CLI prints and the server returns.
+    /// The batch summary the CLI prints and the server returns (folded in parallel).
     pub fn summary(&self) -> Summary {
-        let mut s = Summary::default();
-        for r in &self.rows {
-            s.add(&r.result);
-        }
+        let mut s = self
+            .rows
+            .par_chunks(1024)
+            .map(|rows| {
+                let mut s = Summary::default();
+                for r in rows {
+                    s.add(&r.result);
+                }
+                s
+            })
+            .reduce(Summary::default, |mut a, b| {
+                a.merge(b);
+                a
+            });
         if let Some(g) = &self.report {
             s.add_group(g.clone());
         }
@@ -73,6 +83,23 @@ impl Scored {
 
 /// Scores a batch: the one entry point of every shell.
 pub fn score(program: &Program, rows: Rows<'_>, mapping: &InputMapping, opts: &Options) -> Scored {
+    if !program.waits && !program.grouped && program.group.is_none() {
+        // The fast path of rule-only specs: each row is mapped, scored and let go in one task,
+        // so a batch never holds all its samples at once.
+        let explain = opts.explain;
+        let rows = rows.par_each(mapping, |slot| {
+            let result = match slot.sample() {
+                Some(s) => evaluate_now(program, s, explain),
+                None => slot.failed().expect("a row is a sample or an error result"),
+            };
+            RowResult {
+                line: slot.line,
+                id: slot.id(),
+                result,
+            }
+        });
+        return Scored { rows, report: None };
+    }
     let slots = rows.map(mapping);
     let samples: Vec<Option<&Sample>> = slots.iter().map(rows::Slot::sample).collect();
     let mut results: Vec<Option<ScoreResult>> = (0..slots.len()).map(|_| None).collect();

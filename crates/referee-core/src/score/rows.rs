@@ -59,7 +59,12 @@ impl Slot<'_> {
 }
 
 impl<'a> Rows<'a> {
-    pub(super) fn map(self, mapping: &InputMapping) -> Vec<Slot<'a>> {
+    /// Maps every row and hands it to `f` in the same task, in parallel, results in order.
+    pub(super) fn par_each<T: Send>(
+        self,
+        mapping: &InputMapping,
+        f: impl Fn(Slot<'a>) -> T + Sync + Send,
+    ) -> Vec<T> {
         let failed =
             |e: crate::input::RowError| Box::new(ScoreResult::input_error(e.reason, e.message));
         match self {
@@ -69,27 +74,38 @@ impl<'a> Rows<'a> {
                 .enumerate()
                 .map(|(i, bytes)| {
                     let n = first_line + i;
-                    Slot {
+                    f(Slot {
                         line: Some(n),
                         sample: parse_line(mapping, n, bytes).map(Held::Owned),
-                    }
+                    })
                 })
                 .collect(),
             Rows::Values(values) => values
-                .into_iter()
-                .map(|v| Slot {
-                    line: None,
-                    sample: mapping.sample(v).map(Held::Owned).map_err(failed),
+                .into_par_iter()
+                .with_min_len(64)
+                .map(|v| {
+                    f(Slot {
+                        line: None,
+                        sample: mapping.sample(v).map(Held::Owned).map_err(failed),
+                    })
                 })
                 .collect(),
             Rows::Samples(samples) => samples
-                .iter()
-                .map(|s| Slot {
-                    line: None,
-                    sample: Ok(Held::Borrowed(s)),
+                .par_iter()
+                .with_min_len(64)
+                .map(|s| {
+                    f(Slot {
+                        line: None,
+                        sample: Ok(Held::Borrowed(s)),
+                    })
                 })
                 .collect(),
         }
+    }
+
+    /// Maps every row (in parallel where parsing is the work), in order.
+    pub(super) fn map(self, mapping: &InputMapping) -> Vec<Slot<'a>> {
+        self.par_each(mapping, |slot| slot)
     }
 }
 
