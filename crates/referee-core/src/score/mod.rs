@@ -87,16 +87,20 @@ pub fn score(program: &Program, rows: Rows<'_>, mapping: &InputMapping, opts: &O
         // The fast path of rule-only specs: each row is mapped, scored and let go in one task,
         // so a batch never holds all its samples at once.
         let explain = opts.explain;
-        let rows = rows.par_each(mapping, |slot| {
-            let result = match slot.sample() {
-                Some(s) => evaluate_now(program, s, explain),
-                None => slot.failed().expect("a row is a sample or an error result"),
-            };
-            RowResult {
-                line: slot.line,
-                id: slot.id(),
-                result,
+        let rows = rows.par_each(mapping, |line, sample| match sample {
+            Ok(s) => {
+                let result = evaluate_now(program, s.get(), explain);
+                RowResult {
+                    line,
+                    id: s.into_id(),
+                    result,
+                }
             }
+            Err(e) => RowResult {
+                line,
+                id: None,
+                result: *e,
+            },
         });
         return Scored { rows, report: None };
     }

@@ -21,27 +21,43 @@ pub enum Rows<'a> {
     Samples(&'a [Sample]),
 }
 
+/// A row's sample, or the error result of a row that does not map.
+pub(super) type Mapped<'a> = Result<Held<'a>, Box<ScoreResult>>;
+
 /// One row after mapping.
 pub(super) struct Slot<'a> {
     pub(super) line: Option<usize>,
-    sample: Result<Held<'a>, Box<ScoreResult>>,
+    sample: Mapped<'a>,
 }
 
 /// A sample the batch made, or one it was given. Not boxed: the slots of a batch live in one
 /// vector, and a box would cost an allocation per row on the rule-only fast path.
 #[allow(clippy::large_enum_variant)]
-enum Held<'a> {
+pub(super) enum Held<'a> {
     Owned(Sample),
     Borrowed(&'a Sample),
 }
 
+impl Held<'_> {
+    pub(super) fn get(&self) -> &Sample {
+        match self {
+            Held::Owned(s) => s,
+            Held::Borrowed(s) => s,
+        }
+    }
+
+    /// The sample's id, moved out of a sample the batch made.
+    pub(super) fn into_id(self) -> Option<Value> {
+        match self {
+            Held::Owned(s) => s.id,
+            Held::Borrowed(s) => s.id.clone(),
+        }
+    }
+}
+
 impl Slot<'_> {
     pub(super) fn sample(&self) -> Option<&Sample> {
-        match &self.sample {
-            Ok(Held::Owned(s)) => Some(s),
-            Ok(Held::Borrowed(s)) => Some(s),
-            Err(_) => None,
-        }
+        self.sample.as_ref().ok().map(Held::get)
     }
 
     /// The error result of a row that never became a sample.
@@ -50,20 +66,17 @@ impl Slot<'_> {
     }
 
     pub(super) fn id(self) -> Option<Value> {
-        match self.sample {
-            Ok(Held::Owned(s)) => s.id,
-            Ok(Held::Borrowed(s)) => s.id.clone(),
-            Err(_) => None,
-        }
+        self.sample.ok().and_then(Held::into_id)
     }
 }
 
 impl<'a> Rows<'a> {
-    /// Maps every row and hands it to `f` in the same task, in parallel, results in order.
+    /// Maps every row and hands it to `f` (its line number, its sample or error result) in
+    /// the same task, in parallel, results in order.
     pub(super) fn par_each<T: Send>(
         self,
         mapping: &InputMapping,
-        f: impl Fn(Slot<'a>) -> T + Sync + Send,
+        f: impl Fn(Option<usize>, Mapped<'a>) -> T + Sync + Send,
     ) -> Vec<T> {
         let failed =
             |e: crate::input::RowError| Box::new(ScoreResult::input_error(e.reason, e.message));
@@ -74,38 +87,25 @@ impl<'a> Rows<'a> {
                 .enumerate()
                 .map(|(i, bytes)| {
                     let n = first_line + i;
-                    f(Slot {
-                        line: Some(n),
-                        sample: parse_line(mapping, n, bytes).map(Held::Owned),
-                    })
+                    f(Some(n), parse_line(mapping, n, bytes).map(Held::Owned))
                 })
                 .collect(),
             Rows::Values(values) => values
                 .into_par_iter()
                 .with_min_len(64)
-                .map(|v| {
-                    f(Slot {
-                        line: None,
-                        sample: mapping.sample(v).map(Held::Owned).map_err(failed),
-                    })
-                })
+                .map(|v| f(None, mapping.sample(v).map(Held::Owned).map_err(failed)))
                 .collect(),
             Rows::Samples(samples) => samples
                 .par_iter()
                 .with_min_len(64)
-                .map(|s| {
-                    f(Slot {
-                        line: None,
-                        sample: Ok(Held::Borrowed(s)),
-                    })
-                })
+                .map(|s| f(None, Ok(Held::Borrowed(s))))
                 .collect(),
         }
     }
 
     /// Maps every row (in parallel where parsing is the work), in order.
     pub(super) fn map(self, mapping: &InputMapping) -> Vec<Slot<'a>> {
-        self.par_each(mapping, |slot| slot)
+        self.par_each(mapping, |line, sample| Slot { line, sample })
     }
 }
 
