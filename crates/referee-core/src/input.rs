@@ -2,7 +2,7 @@
 //! mapped here, once, for every shell (CLI, server, Python):
 //!
 //! - `referee` / `openai`: `{"id", "group", "item": {...}, "sample": {"output_text", "messages",
-//!   "output_tools", "output_json", "choices"}}`; OpenAI's run-endpoint form with a
+//!   "output_tools", "output_json", "choices", "state"}}`; OpenAI's run-endpoint form with a
 //!   `model_sample` string instead of `sample` is accepted too.
 //! - `trl`: TRL dataset rows plus the completion: `prompt` and `completion` as text or chat
 //!   messages; every other column (`solution`, `answer`, ...) goes into `item` under its name.
@@ -223,6 +223,7 @@ impl InputMapping {
                 s.messages = sm.remove("messages").filter(|v| !v.is_null());
                 s.output_tools = sm.remove("output_tools").filter(|v| !v.is_null());
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
+                s.state = sm.remove("state").filter(|v| !v.is_null());
                 let mut from_messages = s.messages.as_ref().and_then(assistant_output);
                 if s.output_tools.is_none() {
                     s.output_tools = from_messages.as_mut().and_then(|o| o.tools.take());
@@ -567,6 +568,9 @@ mod tests {
         assert_eq!(s.output_text, "4");
         assert_eq!(s.id, Some(json!("a")));
         assert_eq!(s.group.as_deref(), Some("g"));
+        let s = map(json!({"item": {}, "sample": {"output_text": "done", "state": {"rows": 3}}}))
+            .unwrap();
+        assert_eq!(s.state, Some(json!({"rows": 3})));
         let s = map(json!({"item": {}, "model_sample": "hi"})).unwrap();
         assert_eq!(s.output_text, "hi");
         let s = map(json!({"item": {}, "sample": {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "ans"}]}})).unwrap();

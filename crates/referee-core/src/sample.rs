@@ -15,6 +15,9 @@ pub struct Sample {
     pub messages: Option<Value>,
     pub output_tools: Option<Value>,
     pub choices: Option<Value>,
+    /// The environment's final state after the rollout (a database, files changed, test results,
+    /// a diff), as the environment recorded it: `sample.state` in rows.
+    pub state: Option<Value>,
     /// `output_json` given explicitly in the input; otherwise parsed lazily from `output_text`.
     explicit_json: Option<Value>,
     parsed_json: OnceLock<Option<Value>>,

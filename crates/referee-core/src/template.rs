@@ -1,6 +1,13 @@
 //! Templates in OpenAI's grader syntax: `{{item.answer}}`, `{{sample.output_text}}`,
 //! `{{sample.output_json.a}}`, `{{sample.output_tools[0].function.name}}`.
 //!
+//! Beyond OpenAI's syntax, for trajectories: an index counts from the end when negative
+//! (`{{sample.messages[-1].content}}`); `[key=value]` keeps the elements of a list whose `key`
+//! is `value` (`{{sample.messages[role=tool][-1].content}}`: the last tool result); and
+//! `[tool=NAME]` keeps the `tool` turns that answer a call to the tool `NAME` (matched by the
+//! turn's `name`, or through its `tool_call_id` to the assistant's call). `sample.state` is the
+//! environment's final state.
+//!
 //! Parsed at compile time into literal and variable parts, so an unknown namespace or sample
 //! field is a compile error and rendering never re-parses. Item fields are free-form, so a
 //! missing one can only be found per sample: it is a `missing_field` failure, never "".
@@ -18,6 +25,7 @@ pub const SAMPLE_FIELDS: &[&str] = &[
     "output_tools",
     "messages",
     "choices",
+    "state",
 ];
 
 /// Why a template could not be rendered for a sample.
@@ -75,12 +83,18 @@ enum Root {
     OutputTools,
     Messages,
     Choices,
+    State,
 }
 
 #[derive(Debug, Clone)]
 enum Step {
     Key(String),
-    Index(usize),
+    /// From the end when negative.
+    Index(i64),
+    /// The elements of a list whose field `.0` is `.1` (as text).
+    Where(String, String),
+    /// The `tool` turns answering a call to this tool.
+    Tool(String),
 }
 
 impl Template {
@@ -244,11 +258,25 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
                         None => return Err(bad("unclosed `[`")),
                     }
                 }
-                let n = num
-                    .trim()
-                    .parse::<usize>()
-                    .map_err(|_| bad(&format!("index `{num}` is not a non-negative integer")))?;
-                raw_steps.push(Step::Index(n));
+                let num = num.trim();
+                if let Some((k, v)) = num.split_once('=') {
+                    let (k, v) = (k.trim(), v.trim());
+                    if k.is_empty() || v.is_empty() {
+                        return Err(bad(&format!("filter `[{num}]` needs `[key=value]`")));
+                    }
+                    raw_steps.push(if k == "tool" {
+                        Step::Tool(v.to_string())
+                    } else {
+                        Step::Where(k.to_string(), v.to_string())
+                    });
+                } else {
+                    let n = num.parse::<i64>().map_err(|_| {
+                        bad(&format!(
+                            "`[{num}]` is neither an index (`[0]`, `[-1]`) nor a filter (`[role=tool]`, `[tool=NAME]`)"
+                        ))
+                    })?;
+                    raw_steps.push(Step::Index(n));
+                }
             }
             c if c.is_alphanumeric() || c == '_' || c == '-' => cur.push(c),
             c => return Err(bad(&format!("unexpected character `{c}`"))),
@@ -279,6 +307,7 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
                 "output_tools" => Root::OutputTools,
                 "messages" => Root::Messages,
                 "choices" => Root::Choices,
+                "state" => Root::State,
                 other => {
                     return Err(bad(&format!(
                         "unknown sample field `{other}`; expected one of {}{}",
@@ -296,6 +325,13 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
         }
     };
     segs.extend(it);
+    for w in segs.windows(2) {
+        if let (Step::Where(..) | Step::Tool(_), Step::Key(k)) = (&w[0], &w[1]) {
+            return Err(bad(&format!(
+                "`.{k}` after a filter: a filter keeps a list, pick one element first (`[0]`, `[-1]`)"
+            )));
+        }
+    }
     if root == Root::OutputText && !segs.is_empty() {
         return Err(bad("`sample.output_text` is a string and has no fields"));
     }
@@ -328,22 +364,90 @@ impl VarPath {
                 .choices
                 .as_ref()
                 .ok_or_else(|| self.missing("sample has no choices"))?,
+            Root::State => s
+                .state
+                .as_ref()
+                .ok_or_else(|| self.missing("sample has no state"))?,
         };
+        // A filter turns the value into a selection of a list's elements; an index picks one.
+        let mut sel: Option<Vec<&Value>> = None;
         let mut v = base;
         for step in &self.steps {
-            let next = match step {
-                Step::Key(k) => v.get(k.as_str()),
-                Step::Index(i) => v.get(*i),
-            };
-            v = next.ok_or_else(|| {
-                let what = match step {
-                    Step::Key(k) => format!("no field `{k}`"),
-                    Step::Index(i) => format!("no element [{i}]"),
-                };
-                self.missing(&what)
-            })?;
+            let what = |w: String| self.step_missing(&w);
+            match step {
+                Step::Key(k) => {
+                    if sel.is_some() {
+                        return Err(what(format!(
+                            "`.{k}` on a filtered list; pick one with [n]"
+                        )));
+                    }
+                    v = v
+                        .get(k.as_str())
+                        .ok_or_else(|| what(format!("no field `{k}`")))?;
+                }
+                Step::Index(i) => {
+                    let items: Vec<&Value> = match sel.take() {
+                        Some(items) => items,
+                        None => v
+                            .as_array()
+                            .ok_or_else(|| what(format!("[{i}] on a value that is not a list")))?
+                            .iter()
+                            .collect(),
+                    };
+                    let at = if *i < 0 {
+                        items.len().checked_sub(i.unsigned_abs() as usize)
+                    } else {
+                        Some(*i as usize)
+                    };
+                    v = at
+                        .and_then(|k| items.get(k).copied())
+                        .ok_or_else(|| what(format!("no element [{i}] of {}", items.len())))?;
+                }
+                Step::Where(k, want) => {
+                    let items = self.list(v, sel.take(), step)?;
+                    sel = Some(
+                        items
+                            .into_iter()
+                            .filter(|e| e.get(k.as_str()).is_some_and(|x| value_text(x) == *want))
+                            .collect(),
+                    );
+                }
+                Step::Tool(name) => {
+                    let items = self.list(v, sel.take(), step)?;
+                    sel = Some(tool_results(v, items, name));
+                }
+            }
         }
-        Ok(Cow::Borrowed(v))
+        match sel {
+            Some(items) => Ok(Cow::Owned(Value::Array(
+                items.into_iter().cloned().collect(),
+            ))),
+            None => Ok(Cow::Borrowed(v)),
+        }
+    }
+
+    /// The list a filter applies to: the current selection, or the value itself.
+    fn list<'a>(
+        &self,
+        v: &'a Value,
+        sel: Option<Vec<&'a Value>>,
+        step: &Step,
+    ) -> Result<Vec<&'a Value>, Miss> {
+        match sel {
+            Some(items) => Ok(items),
+            None => Ok(v
+                .as_array()
+                .ok_or_else(|| {
+                    let f = match step {
+                        Step::Tool(n) => format!("[tool={n}]"),
+                        Step::Where(k, v) => format!("[{k}={v}]"),
+                        _ => "a filter".to_string(),
+                    };
+                    self.missing(&format!("{f} on a value that is not a list"))
+                })?
+                .iter()
+                .collect()),
+        }
     }
 
     fn render<'a>(&self, s: &'a Sample) -> Result<Cow<'a, str>, Miss> {
@@ -368,9 +472,27 @@ impl VarPath {
         }
     }
 
+    /// A step that finds nothing. Inside a trajectory or the final state, that is what the
+    /// policy did not do (no call to the tool, no booking made): a miss that scores 0, never an
+    /// error a trainer would drop. Elsewhere, as [`VarPath::missing`].
+    fn step_missing(&self, why: &str) -> Miss {
+        if matches!(self.root, Root::Messages | Root::State) {
+            return Miss {
+                policy: true,
+                reason: "missing_output_field",
+                message: format!("{}: {why}", self.src),
+            };
+        }
+        self.missing(why)
+    }
+
     fn missing(&self, why: &str) -> Miss {
-        // `messages` and `choices` come from the input file, not from what the policy wrote.
-        let dataset = matches!(self.root, Root::Item | Root::Messages | Root::Choices);
+        // `messages`, `choices` and `state` come from the rollout's record, not from text the
+        // policy wrote.
+        let dataset = matches!(
+            self.root,
+            Root::Item | Root::Messages | Root::Choices | Root::State
+        );
         Miss {
             policy: !dataset,
             reason: if dataset {
@@ -392,6 +514,35 @@ pub fn render_pair<'a>(
 ) -> Result<(Cow<'a, str>, Cow<'a, str>), Miss> {
     let r = reference.render(s)?;
     Ok((input.render(s)?, r))
+}
+
+/// The `tool` turns among `items` that answer a call to `name`: by the turn's own `name`, or by
+/// its `tool_call_id` matched to a call in an assistant turn of `all` (the whole list).
+fn tool_results<'a>(all: &'a Value, items: Vec<&'a Value>, name: &str) -> Vec<&'a Value> {
+    let ids: Vec<&str> = all
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("tool_calls")?.as_array())
+        .flatten()
+        .filter(|c| {
+            c.pointer("/function/name")
+                .or_else(|| c.get("name"))
+                .and_then(Value::as_str)
+                == Some(name)
+        })
+        .filter_map(|c| c.get("id")?.as_str())
+        .collect();
+    items
+        .into_iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+        .filter(|m| {
+            m.get("name").and_then(Value::as_str) == Some(name)
+                || m.get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| ids.contains(&id))
+        })
+        .collect()
 }
 
 /// A JSON value as text: strings verbatim, everything else as compact JSON.
@@ -452,6 +603,56 @@ mod tests {
         assert!(t.render(&s).is_err());
     }
 
+    fn trajectory() -> Sample {
+        let mut s = Sample::new("Booked.", json!({}));
+        s.messages = Some(json!([
+            {"role": "user", "content": "Book a table"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "book", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "3 tables"},
+            {"role": "tool", "tool_call_id": "c2", "content": "booked #7"},
+            {"role": "assistant", "content": "Booked."}
+        ]));
+        s.state = Some(json!({"bookings": [{"table": 7}]}));
+        s
+    }
+
+    #[test]
+    fn trajectory_turns_are_selected_by_position_role_and_tool() {
+        let s = trajectory();
+        let r = |t: &str| Template::parse(t).unwrap().render(&s).map(Cow::into_owned);
+        assert_eq!(r("{{sample.messages[-1].content}}").unwrap(), "Booked.");
+        assert_eq!(
+            r("{{sample.messages[role=tool][-1].content}}").unwrap(),
+            "booked #7"
+        );
+        assert_eq!(
+            r("{{sample.messages[role=tool][0].content}}").unwrap(),
+            "3 tables"
+        );
+        assert_eq!(
+            r("{{sample.messages[tool=search][-1].content}}").unwrap(),
+            "3 tables"
+        );
+        assert_eq!(r("{{sample.state.bookings[0].table}}").unwrap(), "7");
+        // A selection renders as the list of its turns.
+        let all = Template::parse("{{sample.messages[role=assistant]}}").unwrap();
+        assert_eq!(all.render_value(&s).unwrap().as_array().unwrap().len(), 2);
+        // No such turn: the policy did not make the call, a miss that scores 0.
+        let e = r("{{sample.messages[tool=cancel][-1].content}}").unwrap_err();
+        assert!(e.policy, "{e:?}");
+        let e = r("{{sample.messages[-9].content}}").unwrap_err();
+        assert!(e.message.contains("no element [-9] of 5"), "{}", e.message);
+        // No state recorded at all: nobody can score from it.
+        let e = Template::parse("{{sample.state}}")
+            .unwrap()
+            .render(&Sample::new("x", json!({})))
+            .unwrap_err();
+        assert_eq!(e.reason, "missing_field");
+        assert!(!e.policy);
+    }
+
     #[test]
     fn compile_errors() {
         for bad in [
@@ -459,6 +660,9 @@ mod tests {
             "{{sample.output}}",
             "{{sample}}",
             "{{item.a[x]}}",
+            "{{item.a[=x]}}",
+            "{{item.a[role=]}}",
+            "{{sample.messages[role=tool].content}}",
             "{{item.a",
             "{{}}",
             "{{sample.output_text.x}}",
