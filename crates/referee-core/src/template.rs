@@ -516,8 +516,9 @@ pub fn render_pair<'a>(
     Ok((input.render(s)?, r))
 }
 
-/// The `tool` turns among `items` that answer a call to `name`: by the turn's own `name`, or by
-/// its `tool_call_id` matched to a call in an assistant turn of `all` (the whole list).
+/// The `tool` turns among `items` that answer a call to `name`: by their `tool_call_id` matched
+/// to a call in an assistant turn of `all` (the whole list), or, for a turn without an id, by its
+/// own `name`.
 fn tool_results<'a>(all: &'a Value, items: Vec<&'a Value>, name: &str) -> Vec<&'a Value> {
     let ids: Vec<&str> = all
         .as_array()
@@ -536,11 +537,11 @@ fn tool_results<'a>(all: &'a Value, items: Vec<&'a Value>, name: &str) -> Vec<&'
     items
         .into_iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
-        .filter(|m| {
-            m.get("name").and_then(Value::as_str) == Some(name)
-                || m.get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| ids.contains(&id))
+        // A turn that names a call answers that call, whatever `name` it claims: a tool turn
+        // labelled `book` that answers no call to `book` is not a booking.
+        .filter(|m| match m.get("tool_call_id").and_then(Value::as_str) {
+            Some(id) => ids.contains(&id),
+            None => m.get("name").and_then(Value::as_str) == Some(name),
         })
         .collect()
 }
