@@ -243,6 +243,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::json_schema::compile,
     },
     ComponentInfo {
+        type_name: "state_match",
+        group: "rule",
+        source: src!("rule/state_match.rs"),
+        schema: schema_of::<r::state_match::StateMatchSpec>,
+        compile: r::state_match::compile,
+    },
+    ComponentInfo {
         type_name: "tool_call",
         group: "rule",
         source: src!("rule/tool_call.rs"),

@@ -62,6 +62,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "multi.yaml",
     "numeric.yaml",
     "regex.yaml",
+    "state_match.yaml",
     "string_check.yaml",
     "text_similarity.yaml",
     "tool_call.yaml",

@@ -11,4 +11,5 @@ pub mod math_equiv;
 pub mod numeric;
 pub mod regex;
 mod scan;
+pub mod state_match;
 pub mod tool_call;
