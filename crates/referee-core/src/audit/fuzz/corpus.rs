@@ -26,7 +26,7 @@
 //!   than the type, and is skipped.
 //!
 //! Structured outputs travel with the text: an entry given as a `row` with `output_tools` keeps
-//! its calls.
+//! its calls. An entry whose row has a `state` (an agent's final state) is bound to its item.
 
 use super::families::{token_occurrences, Variant};
 use super::{gold_paths, gold_text};
@@ -179,16 +179,20 @@ impl CorpusFile {
             if !should_fail(e.get("expect")) || e.get("spec").is_some() {
                 continue;
             }
-            let (text, tools, item) = if let Some(row) = e.get("row") {
+            // An entry whose hack is in the environment's final state is bound to its own
+            // expected state: its text on another row's state would test nothing.
+            let (text, tools, item, stateful) = if let Some(row) = e.get("row") {
                 let s = InputMapping::default()
                     .sample(row.clone())
                     .map_err(|err| format!("{name} `{title}`: bad row: {}", err.message))?;
-                (s.output_text, s.output_tools, s.item)
+                let stateful = s.state.is_some();
+                (s.output_text, s.output_tools, s.item, stateful)
             } else if let Some(t) = e.get("output").and_then(Value::as_str) {
                 (
                     t.to_string(),
                     None,
                     e.get("item").cloned().unwrap_or(Value::Null),
+                    false,
                 )
             } else {
                 continue;
@@ -205,7 +209,8 @@ impl CorpusFile {
                 v.chars().count() >= 3
                     && gold.as_deref() != Some(v.trim())
                     && !token_occurrences(&text, v).is_empty()
-            }) || echoes(&text, &spec_text);
+            }) || echoes(&text, &spec_text)
+                || stateful;
             exploits.push(Exploit {
                 name: title,
                 text,
