@@ -156,12 +156,22 @@ fn run_file(env: &Env, file: &str, doc: &Value, key: &str) -> (usize, Vec<String
                 continue;
             }
         };
-        let sample = Sample::new(
-            e["output"].as_str().unwrap_or_default(),
-            e.get("item")
-                .cloned()
-                .unwrap_or(Value::Object(serde_json::Map::default())),
-        );
+        // `row:` gives the case in any input format (messages, state); else output + item.
+        let sample = match e.get("row") {
+            Some(row) => match referee_core::input::InputMapping::default().sample(row.clone()) {
+                Ok(s) => s,
+                Err(err) => {
+                    failures.push(format!("{file} `{name}`: bad row: {}", err.message));
+                    continue;
+                }
+            },
+            None => Sample::new(
+                e["output"].as_str().unwrap_or_default(),
+                e.get("item")
+                    .cloned()
+                    .unwrap_or(Value::Object(serde_json::Map::default())),
+            ),
+        };
         batch.push((name, program, sample, e["expect"].clone()));
     }
     std::thread::scope(|s| {

@@ -2,7 +2,8 @@
 //! *What it scores:* OpenAI's python grader, accepted verbatim: `source` defines
 //! `grade(sample, item) -> float`, run inside Referee's sandbox (no network, no host files, hard
 //! limits), once per sample. `sample` holds `output_text` (and `output_json` when the text is
-//! JSON, `output_tools` when given); `item` is the dataset row.
+//! JSON; `output_tools`, `choices`, and for agents the trajectory's `messages` and the
+//! environment's final `state`, when the row has them); `item` is the dataset row.
 //!
 //! *Spec:* `source` (the grader's Python code), `pass_threshold` (optional: the trace says
 //! whether it passed; the value is the grade itself), `image_tag` (accepted for compatibility
@@ -121,6 +122,12 @@ impl Python {
         }
         if let Some(c) = &s.choices {
             sample["choices"] = c.clone();
+        }
+        if let Some(m) = &s.messages {
+            sample["messages"] = m.clone();
+        }
+        if let Some(st) = &s.state {
+            sample["state"] = st.clone();
         }
         let job = Job {
             language: "python".into(),
