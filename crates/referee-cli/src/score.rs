@@ -5,9 +5,9 @@
 //! `io::parquet`), a record batch per chunk, so both formats share every later stage; Parquet
 //! output is the JSONL result lines laid out as columns by the writer thread.
 //!
-//! Three stages overlap: a reader thread cuts the input into chunks of lines, the rayon pool
-//! parses and scores a chunk (each task serialising its share of results and summarising it),
-//! and a writer thread writes finished chunks in order. So reading and writing never leave the
+//! Three stages overlap: a reader thread cuts the input into chunks of lines, the core's one
+//! scoring call (`referee_core::score`) maps and scores a chunk, whose results are serialised in
+//! parallel, and a writer thread writes finished chunks in order. So reading and writing never leave the
 //! cores idle, and no stage holds more than a few chunks in memory.
 
 use anyhow::{Context, Result};

@@ -108,9 +108,9 @@ pub(super) async fn group(
         (cx.record, cx.memo, done)
     }))
     .await;
-    let records: Vec<_> = first.iter().map(|f| f.0.clone()).collect();
+    let (records, kept): (Vec<_>, Vec<_>) = first.into_iter().map(|(r, m, d)| (r, (m, d))).unzip();
     let stats = Arc::new(GroupStats::from_records(&records));
-    futures::future::join_all(members.iter().zip(first).map(|(s, (_, memo, mut done))| {
+    futures::future::join_all(members.iter().zip(kept).map(|(s, (memo, mut done))| {
         let stats = stats.clone();
         async move {
             let seed = Seed {

@@ -170,14 +170,13 @@ pub fn samples(
         explain,
         ..Options::default()
     };
-    let s = score(
+    let Scored { rows, report } = score(
         program,
         Rows::Samples(samples),
         &InputMapping::default(),
         &opts,
     );
-    let report = s.report.clone();
-    (s.results(), report)
+    (rows.into_iter().map(|r| r.result).collect(), report)
 }
 
 /// Scores one sample on its own (no group stage): what `Program::score` and `explain` do.
