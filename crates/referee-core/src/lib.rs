@@ -27,6 +27,7 @@ pub mod stats;
 pub mod summary;
 pub mod template;
 pub mod text;
+pub mod trajectory;
 
 pub use compile::{CompileError, CompileErrors};
 pub use outcome::{Failure, Outcome, Status};

@@ -21,6 +21,8 @@ pub struct Sample {
     /// `output_json` given explicitly in the input; otherwise parsed lazily from `output_text`.
     explicit_json: Option<Value>,
     parsed_json: OnceLock<Option<Value>>,
+    /// `messages` read as turns and calls, the first time a component asks.
+    trajectory: OnceLock<crate::trajectory::Trajectory>,
     /// Digests of item fields, written by the input layer while it parsed `item` (never by
     /// hand: a digest must be of the value it sits beside).
     item_digests: Vec<(Arc<str>, Digest)>,
@@ -53,6 +55,12 @@ impl Sample {
 
     pub(crate) fn set_item_digests(&mut self, d: Vec<(Arc<str>, Digest)>) {
         self.item_digests = d;
+    }
+
+    /// The rollout as turns and tool calls ([`crate::trajectory`]), read once per sample.
+    pub fn trajectory(&self) -> &crate::trajectory::Trajectory {
+        self.trajectory
+            .get_or_init(|| crate::trajectory::Trajectory::of(self))
     }
 
     /// `output_text` parsed as JSON, or `None` when it is not valid JSON. Parsed at most once,
