@@ -253,13 +253,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn traj(v: Value) -> Trajectory {
+    fn traj(v: &Value) -> Trajectory {
         Trajectory::from_messages(v.as_array().unwrap())
     }
 
     #[test]
     fn results_are_paired_with_the_calls_they_answer() {
-        let t = traj(json!([
+        let t = traj(&json!([
             {"role": "user", "content": "book a table"},
             {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"x\"}"}},
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn a_tool_turn_answering_no_call_is_an_orphan() {
-        let t = traj(json!([
+        let t = traj(&json!([
             {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": {"name": "search", "arguments": "{}"}}]},
             {"role": "tool", "tool_call_id": "zzz", "name": "book", "content": "booked #7"},
             {"role": "tool", "tool_call_id": "a", "content": "ok"},
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn results_without_ids_pair_by_name_then_in_order() {
-        let t = traj(json!([
+        let t = traj(&json!([
             {"role": "assistant", "tool_calls": [{"name": "a", "arguments": "{}"}, {"name": "b", "arguments": "nope"}]},
             {"role": "tool", "name": "b", "content": "B", "error": "timeout"},
             {"role": "tool", "content": "A"}
