@@ -459,6 +459,7 @@ impl Compiler {
         self.depth -= 1;
         let imp = imp?;
         let cost = match &imp {
+            crate::node::Imp::Async(c) if c.cost().is_some() => c.cost().expect("checked"),
             crate::node::Imp::Async(_) if crate::registry::JUDGED.contains(&info.type_name) => {
                 crate::node::Cost::Judge
             }

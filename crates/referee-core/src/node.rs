@@ -39,6 +39,11 @@ pub trait AsyncComponent: Send + Sync {
     fn bounds(&self) -> Option<(f64, f64)> {
         None
     }
+    /// What it costs, when its type alone does not say (a node that waits on a child: the
+    /// child's cost).
+    fn cost(&self) -> Option<Cost> {
+        None
+    }
 }
 
 /// What a waiting node produced for one sample, kept so every later evaluation of the tree

@@ -320,6 +320,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: c::clamp::compile,
     },
     ComponentInfo {
+        type_name: "each_turn",
+        group: "combinator",
+        source: src!("combinator/each_turn.rs"),
+        schema: schema_of::<c::each_turn::EachTurnSpec>,
+        compile: c::each_turn::compile,
+    },
+    ComponentInfo {
         type_name: "scale",
         group: "combinator",
         source: src!("combinator/scale.rs"),

@@ -192,3 +192,36 @@ fn a_gate_with_a_judged_condition_starts_only_the_branch_it_takes() {
     assert_eq!(c[&Arc::from("yes")], Some(1.0));
     assert_eq!(c[&Arc::from("no")], None);
 }
+
+#[test]
+fn each_turn_judges_every_turn_of_a_trajectory_at_once() {
+    let j = Barrier::new(3);
+    let mut per_turn = judge("unused");
+    per_turn.as_object_mut().unwrap().remove("name");
+    let spec =
+        json!({"type": "each_turn", "name": "steps", "aggregate": "min", "grader": per_turn});
+    let p = compile(&spec, &j);
+    let mut s = Sample::new("three", json!({}));
+    s.messages = Some(json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "one"},
+        {"role": "assistant", "content": "two"},
+        {"role": "assistant", "content": "three"}
+    ]));
+    let r = within_a_minute(move || p.explain(&s));
+    assert_eq!(r.reward, Some(1.0), "{r:?}");
+    assert_eq!(j.calls(), 3, "one judge call per assistant turn");
+    let t = serde_json::to_value(r.trace.unwrap()).unwrap();
+    let turns: Vec<u64> = t["detail"]["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2, 3]);
+    assert_eq!(
+        r.usage.unwrap().judge_calls,
+        3,
+        "the turns' judge calls are the sample's"
+    );
+}

@@ -10,7 +10,7 @@
 //! samples held at once.
 
 use super::finish;
-use crate::node::{run_waiting, Done, GroupStats, Memo, ScoreCtx, Seed};
+use crate::node::{run_waiting, Done, GroupStats, Memo, Node, ScoreCtx, Seed};
 use crate::outcome::Outcome;
 use crate::result::ScoreResult;
 use crate::sample::Sample;
@@ -84,7 +84,7 @@ pub(super) async fn sample(program: &Program, s: &Sample, explain: bool) -> Scor
         ..Seed::default()
     };
     let mut done = DoneMap::new();
-    let (out, mut cx) = settle(program, s, &seed, &mut done).await;
+    let (out, mut cx) = settle(&program.root, s, &seed, &mut done).await;
     finish(program, out, &mut cx)
 }
 
@@ -104,7 +104,7 @@ pub(super) async fn group(
             ..Seed::default()
         };
         let mut done = DoneMap::new();
-        let (_, cx) = settle(program, s, &seed, &mut done).await;
+        let (_, cx) = settle(&program.root, s, &seed, &mut done).await;
         (cx.record, cx.memo, done)
     }))
     .await;
@@ -120,7 +120,7 @@ pub(super) async fn group(
                 memo: Some(Arc::new(memo as Memo)),
             };
             done.retain(|_, d| !d.group_aware);
-            let (out, mut cx) = settle(program, s, &seed, &mut done).await;
+            let (out, mut cx) = settle(&program.root, s, &seed, &mut done).await;
             finish(program, out, &mut cx)
         }
     }))
@@ -130,25 +130,17 @@ pub(super) async fn group(
 /// Evaluates a sample's tree round after round, starting the waiting nodes each round asks
 /// for together, until a round asks for none: that round's outcome and context are the
 /// sample's.
-async fn settle(
-    program: &Program,
-    s: &Sample,
-    seed: &Seed,
-    done: &mut DoneMap,
-) -> (Outcome, ScoreCtx) {
+async fn settle(root: &Node, s: &Sample, seed: &Seed, done: &mut DoneMap) -> (Outcome, ScoreCtx) {
     loop {
         let mut cx = seed.ctx(std::mem::take(done));
-        let out = program.root.eval(s, &mut cx);
+        let out = root.eval(s, &mut cx);
         *done = std::mem::take(&mut cx.done);
         if cx.pending.is_empty() {
             return (out, cx);
         }
         let pending = std::mem::take(&mut cx.pending);
         let runs = pending.iter().map(|(path, _)| {
-            let node = program
-                .root
-                .find(path)
-                .expect("a pending node is in the tree");
+            let node = root.find(path).expect("a pending node is in the tree");
             run_waiting(node, s, seed)
         });
         let finished = futures::future::join_all(runs).await;
@@ -156,4 +148,14 @@ async fn settle(
             done.insert(path, Arc::new(d));
         }
     }
+}
+
+/// A subtree scored on its own for a sample that is not a row (a turn of a trajectory), in
+/// rounds like any sample: its outcome and context (with its trace when explaining).
+pub(crate) async fn nested(root: &Node, s: &Sample, explain: bool) -> (Outcome, ScoreCtx) {
+    let seed = Seed {
+        explain,
+        ..Seed::default()
+    };
+    settle(root, s, &seed, &mut DoneMap::new()).await
 }

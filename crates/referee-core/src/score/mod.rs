@@ -6,7 +6,7 @@
 //! futures driven together, see [`drive`]), the two passes of grouped programs, and the group
 //! stage. The CLI, the server and Python call [`score`] and nothing else.
 
-mod drive;
+pub(crate) mod drive;
 mod rows;
 
 pub use rows::Rows;

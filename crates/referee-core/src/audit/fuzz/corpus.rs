@@ -63,6 +63,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "numeric.yaml",
     "regex.yaml",
     "state_match.yaml",
+    "each_turn.yaml",
     "string_check.yaml",
     "text_similarity.yaml",
     "tool_call.yaml",
