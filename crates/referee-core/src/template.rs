@@ -6,7 +6,9 @@
 //! is `value` (`{{sample.messages[role=tool][-1].content}}`: the last tool result); and
 //! `[tool=NAME]` keeps the `tool` turns that answer a call to the tool `NAME` (matched by the
 //! turn's `name`, or through its `tool_call_id` to the assistant's call). `sample.state` is the
-//! environment's final state.
+//! environment's final state; `sample.transcript` the whole rollout as text for a judge (turns,
+//! calls and results under headers the policy cannot forge, truncated as
+//! `crate::trajectory::transcript` states).
 //!
 //! Parsed at compile time into literal and variable parts, so an unknown namespace or sample
 //! field is a compile error and rendering never re-parses. Item fields are free-form, so a
@@ -26,6 +28,7 @@ pub const SAMPLE_FIELDS: &[&str] = &[
     "messages",
     "choices",
     "state",
+    "transcript",
 ];
 
 /// Why a template could not be rendered for a sample.
@@ -84,6 +87,8 @@ enum Root {
     Messages,
     Choices,
     State,
+    /// The trajectory as text for a judge ([`crate::trajectory`]'s transcript).
+    Transcript,
 }
 
 #[derive(Debug, Clone)]
@@ -308,6 +313,7 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
                 "messages" => Root::Messages,
                 "choices" => Root::Choices,
                 "state" => Root::State,
+                "transcript" => Root::Transcript,
                 other => {
                     return Err(bad(&format!(
                         "unknown sample field `{other}`; expected one of {}{}",
@@ -332,8 +338,10 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
             )));
         }
     }
-    if root == Root::OutputText && !segs.is_empty() {
-        return Err(bad("`sample.output_text` is a string and has no fields"));
+    if matches!(root, Root::OutputText | Root::Transcript) && !segs.is_empty() {
+        return Err(bad(
+            "`sample.output_text` and `sample.transcript` are strings and have no fields",
+        ));
     }
     Ok(VarPath {
         src: format!("{{{{{expr}}}}}"),
@@ -347,6 +355,7 @@ impl VarPath {
         let base: &Value = match self.root {
             Root::Item => &s.item,
             Root::OutputText => return Ok(Cow::Owned(Value::String(s.output_text.clone()))),
+            Root::Transcript => return Ok(Cow::Owned(Value::String(s.trajectory().transcript()))),
             Root::OutputJson => s.output_json().ok_or_else(|| Miss {
                 policy: true,
                 reason: "output_not_json",

@@ -14,6 +14,10 @@
 //! - a sample without messages is one assistant turn: its output text and output tools, so the
 //!   same rules apply to single-turn tool calling.
 
+mod transcript;
+
+pub use transcript::{MAX_CHARS, MAX_RESULT_CHARS, MAX_TURN_CHARS};
+
 use crate::sample::Sample;
 use serde_json::Value;
 use std::ops::Range;
