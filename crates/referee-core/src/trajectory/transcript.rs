@@ -24,6 +24,7 @@
 
 use super::{Trajectory, Turn};
 use crate::text::reasoning::strip_reasoning;
+use std::fmt::Write as _;
 
 /// The most characters of one tool result shown.
 pub const MAX_RESULT_CHARS: usize = 2_000;
@@ -61,7 +62,7 @@ impl Trajectory {
                     header.push_str("tool result · ");
                     header.push_str(&one_line(&c.name));
                     if let Some(id) = &c.id {
-                        header.push_str(&format!(" (call {})", one_line(id)));
+                        let _ = write!(header, " (call {})", one_line(id));
                     }
                 }
                 None => header.push_str("tool · answers no call"),
@@ -89,11 +90,12 @@ impl Trajectory {
                 c.id.as_deref()
                     .map(|id| format!(" ({})", one_line(id)))
                     .unwrap_or_default();
-            body.push_str(&format!(
+            let _ = write!(
+                body,
                 "→ call {}{id}: {}",
                 one_line(&c.name),
                 cut(&one_line(&c.arguments_text), MAX_RESULT_CHARS)
-            ));
+            );
         }
         let mut out = header;
         for line in body.lines() {
