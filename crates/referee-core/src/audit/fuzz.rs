@@ -19,6 +19,7 @@
 
 pub mod corpus;
 pub mod families;
+pub mod trajectory;
 
 use super::perturb::{split_steps, PerturbReport, PERTURBATIONS};
 use crate::input::get_path;
@@ -215,6 +216,7 @@ struct Family<'c> {
 
 enum FamilyKind<'c> {
     Generic,
+    Trajectory,
     Exploits(Vec<&'c corpus::Exploit>),
 }
 
@@ -236,6 +238,11 @@ fn resolve_all<'c>(spec: &Value, corpus: &'c Corpus) -> Vec<Family<'c>> {
             kind: FamilyKind::Generic,
         })
         .collect();
+    out.extend(trajectory::TRAJECTORY.iter().map(|(n, _)| Family {
+        name: (*n).to_string(),
+        source: "trajectory".into(),
+        kind: FamilyKind::Trajectory,
+    }));
     for t in spec_types(spec) {
         let files = corpus.for_type(&t);
         if files.is_empty() {
@@ -318,6 +325,26 @@ fn with_output(orig: &Sample, text: String, tools: Option<Value>) -> Sample {
     s
 }
 
+/// A copy of `orig` that is another rollout: its messages (the final answer read from them, as
+/// the input layer reads it) and its final state.
+fn with_rollout(orig: &Sample, ro: &families::Rollout) -> Sample {
+    let messages = ro.messages.as_ref().or(orig.messages.as_ref());
+    let out = messages.and_then(crate::sample::assistant_output);
+    let mut s = if let Some(o) = out {
+        let mut s = Sample::new(o.text, orig.item.clone());
+        s.output_tools = o.tools;
+        s
+    } else {
+        let mut s = Sample::new(orig.output_text.clone(), orig.item.clone());
+        s.output_tools.clone_from(&orig.output_tools);
+        s
+    };
+    s.id.clone_from(&orig.id);
+    s.messages = messages.cloned();
+    s.state.clone_from(&ro.state);
+    s
+}
+
 fn id_of(s: &Sample, row: usize) -> Value {
     s.id.clone().unwrap_or_else(|| Value::from(row + 1))
 }
@@ -391,6 +418,7 @@ pub fn fuzz(
             for (f, fam) in families.iter().enumerate() {
                 let mut vs = match &fam.kind {
                     FamilyKind::Generic => families::generate(&fam.name, &view),
+                    FamilyKind::Trajectory => trajectory::generate(&fam.name, s),
                     FamilyKind::Exploits(es) => {
                         es.iter().filter_map(|e| e.aim(view.gold)).collect()
                     }
@@ -420,7 +448,10 @@ pub fn fuzz(
         }
         let mut batch: Vec<Sample> = Vec::with_capacity(jobs.len() + pjobs.len());
         for (_, r, v) in &jobs {
-            batch.push(with_output(&rows[*r], v.text.clone(), v.tools.clone()));
+            batch.push(match &v.rollout {
+                Some(ro) => with_rollout(&rows[*r], ro),
+                None => with_output(&rows[*r], v.text.clone(), v.tools.clone()),
+            });
         }
         for (_, r, t) in &pjobs {
             let o = &rows[*r];
@@ -456,6 +487,11 @@ pub fn fuzz(
                 pairs[*p].push((a, b));
             }
         }
+    }
+    // The trajectory families only apply to rows with messages: on other data they are left out
+    // of the report unless asked for by name.
+    if opts.families.is_none() {
+        reports.retain(|r| r.source != "trajectory" || r.variants > 0);
     }
     for rep in &mut reports {
         if rep.variants > 0 {

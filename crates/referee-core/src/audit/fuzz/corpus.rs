@@ -311,6 +311,7 @@ impl Exploit {
             name: self.name.clone(),
             text,
             tools: self.tools.clone(),
+            rollout: None,
         })
     }
 }

@@ -15,6 +15,16 @@ pub struct Variant {
     pub text: String,
     /// Tool calls to send with the text (exploit rows carry them); generic variants have none.
     pub tools: Option<serde_json::Value>,
+    /// A whole rollout instead of a new answer (the trajectory families).
+    pub rollout: Option<Rollout>,
+}
+
+/// What a trajectory variant replaces: the messages (`None`: the row's own) and the final
+/// state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rollout {
+    pub messages: Option<serde_json::Value>,
+    pub state: Option<serde_json::Value>,
 }
 
 impl Variant {
@@ -23,6 +33,38 @@ impl Variant {
             name: name.into(),
             text: text.into(),
             tools: None,
+            rollout: None,
+        }
+    }
+
+    /// A rollout of its own; its text (for the report) is the final assistant turn's.
+    pub(crate) fn rollout(
+        name: impl Into<String>,
+        messages: Vec<serde_json::Value>,
+        state: Option<serde_json::Value>,
+    ) -> Variant {
+        let messages = serde_json::Value::Array(messages);
+        Variant {
+            name: name.into(),
+            text: crate::sample::last_assistant_text(&messages).unwrap_or_default(),
+            tools: None,
+            rollout: Some(Rollout {
+                messages: Some(messages),
+                state,
+            }),
+        }
+    }
+
+    /// The row's rollout with another final state; its text (for the report) is the state.
+    pub(crate) fn state_only(name: impl Into<String>, state: serde_json::Value) -> Variant {
+        Variant {
+            name: name.into(),
+            text: state.to_string(),
+            tools: None,
+            rollout: Some(Rollout {
+                messages: None,
+                state: Some(state),
+            }),
         }
     }
 }
