@@ -43,6 +43,10 @@ pub struct EvalArgs {
     /// Confidence level of the intervals.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
+    /// Scored data with 0/1 gold labels: a reward at or above this counts as a predicted 1
+    /// (accuracy, precision, recall, F1 and the confusion counts use it; AUROC does not).
+    #[arg(long, default_value_t = 0.5)]
+    threshold: f64,
     /// Where scored data's model output is, overriding the row format's default.
     #[arg(long, value_name = "FIELD")]
     response_field: Option<String>,
@@ -130,6 +134,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         seed: args.seed,
         confidence: args.confidence,
         response_field: args.response_field,
+        threshold: args.threshold,
     })
     .options()
     {
@@ -245,7 +250,7 @@ fn render(r: &EvalReport) -> String {
         .first()
         .unwrap_or(&overall)
         .keys()
-        .filter(|k| *k != "subset")
+        .filter(|k| *k != "subset" && *k != "classification")
         .cloned()
         .collect();
     let mut header = vec!["subset".to_string()];
@@ -280,6 +285,38 @@ fn render(r: &EvalReport) -> String {
     }
     if let Some(s) = r.overall.get("score") {
         let _ = writeln!(o, "  score: {}", cell(s));
+    }
+    if let Some(Value::Object(c)) = r.overall.get("classification") {
+        let keys = [
+            "accuracy",
+            "precision",
+            "recall",
+            "f1",
+            "false_positive_rate",
+            "auroc",
+        ];
+        let mut header = vec!["labels 0/1".to_string()];
+        header.extend(keys.map(String::from));
+        let with = |m: &Map<String, Value>, name: &str| {
+            let mut v = vec![name.to_string()];
+            v.extend(keys.iter().map(|k| m.get(*k).map_or_else(String::new, cell)));
+            v
+        };
+        let mut rows: Vec<Vec<String>> = r
+            .subsets
+            .iter()
+            .filter_map(|m| match m.get("classification") {
+                Some(Value::Object(sc)) => Some(with(sc, &cell(&m["subset"]))),
+                _ => None,
+            })
+            .collect();
+        rows.push(with(c, "overall"));
+        let _ = writeln!(
+            o,
+            "  a reward ≥ {} is a predicted 1 (AUROC needs no threshold):",
+            cell(&c["threshold"])
+        );
+        o.push_str(&table(&header, &rows));
     }
     o
 }

@@ -169,6 +169,8 @@ pub struct EvalParams {
     pub seed: u64,
     pub confidence: f64,
     pub response_field: Option<String>,
+    /// Scored data with 0/1 gold labels: a reward at or above this is a predicted 1.
+    pub threshold: f64,
 }
 
 impl Default for EvalParams {
@@ -184,6 +186,7 @@ impl Default for EvalParams {
             seed: o.bootstrap.seed,
             confidence: o.bootstrap.level,
             response_field: None,
+            threshold: o.threshold,
         }
     }
 }
@@ -197,7 +200,14 @@ impl EvalParams {
                 self.confidence
             ));
         }
+        if !self.threshold.is_finite() {
+            return Err(format!(
+                "--threshold must be a finite number, found {}",
+                self.threshold
+            ));
+        }
         Ok(EvalOptions {
+            threshold: self.threshold,
             format: self.format.parse()?,
             gold: self.gold.clone(),
             correct: self.correct.clone(),

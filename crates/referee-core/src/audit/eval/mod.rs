@@ -95,6 +95,9 @@ pub struct EvalOptions {
     /// How `scores` rows become samples.
     pub mapping: InputMapping,
     pub bootstrap: Bootstrap,
+    /// Scored data whose gold scores are all 0 or 1 (labelled trajectories: solved or not,
+    /// hacked or not): a reward at or above this is a predicted 1.
+    pub threshold: f64,
 }
 
 impl Default for EvalOptions {
@@ -107,6 +110,7 @@ impl Default for EvalOptions {
             subset: "subset".into(),
             mapping: InputMapping::default(),
             bootstrap: Bootstrap::default(),
+            threshold: 0.5,
         }
     }
 }
@@ -224,7 +228,9 @@ pub fn evaluate(
         EvalFormat::RewardBench2 => {
             rewardbench2::report(&mut report, &subset_rows, &all, any_subset);
         }
-        EvalFormat::Scores => scores::report(&mut report, &subset_rows, &all, boot),
+        EvalFormat::Scores => {
+            scores::report(&mut report, &subset_rows, &all, boot, opts.threshold);
+        }
         EvalFormat::BestOfN => best_of_n::report(&mut report, &subset_rows, &all),
     }
     Ok(report)
