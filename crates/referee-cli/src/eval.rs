@@ -299,7 +299,10 @@ fn render(r: &EvalReport) -> String {
         header.extend(keys.map(String::from));
         let with = |m: &Map<String, Value>, name: &str| {
             let mut v = vec![name.to_string()];
-            v.extend(keys.iter().map(|k| m.get(*k).map_or_else(String::new, cell)));
+            v.extend(
+                keys.iter()
+                    .map(|k| m.get(*k).map_or_else(String::new, cell)),
+            );
             v
         };
         let mut rows: Vec<Vec<String>> = r
