@@ -48,6 +48,11 @@ pub struct Turn {
     pub error: bool,
     /// The tool name a `tool` turn gives itself (`name`), whatever it answers.
     pub name: Option<String>,
+    /// Per-turn metadata when the trainer recorded it: the turn's token count (`tokens`,
+    /// `num_tokens`, `completion_tokens` or `usage.completion_tokens`) and how long it took in
+    /// milliseconds (`latency_ms`, `duration_ms`, or `latency` in seconds).
+    pub tokens: Option<u64>,
+    pub latency_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -126,6 +131,8 @@ impl Trajectory {
                         answers,
                         error: flagged_error(m),
                         name,
+                        tokens: None,
+                        latency_ms: None,
                     });
                 }
                 _ => t.turns.push(Turn {
@@ -137,7 +144,12 @@ impl Trajectory {
                     answers: None,
                     error: false,
                     name: None,
+                    tokens: None,
+                    latency_ms: None,
                 }),
+            }
+            if let Some(u) = t.turns.last_mut() {
+                (u.tokens, u.latency_ms) = turn_meta(m);
             }
         }
         t
@@ -190,6 +202,8 @@ impl Trajectory {
             answers: None,
             error: false,
             name: None,
+            tokens: None,
+            latency_ms: None,
         });
     }
 
@@ -237,6 +251,23 @@ fn content_text(content: &Value) -> String {
             .collect(),
         _ => String::new(),
     }
+}
+
+/// A turn's recorded token count and latency (see [`Turn::tokens`]).
+fn turn_meta(m: &Value) -> (Option<u64>, Option<f64>) {
+    let tokens = ["tokens", "num_tokens", "completion_tokens"]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_u64))
+        .or_else(|| {
+            m.pointer("/usage/completion_tokens")
+                .and_then(Value::as_u64)
+        });
+    let latency = ["latency_ms", "duration_ms"]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_f64))
+        .or_else(|| m.get("latency").and_then(Value::as_f64).map(|s| s * 1000.0))
+        .filter(|x| x.is_finite() && *x >= 0.0);
+    (tokens, latency)
 }
 
 /// The environment's own error flag on a tool turn.
@@ -314,6 +345,24 @@ mod tests {
             "arguments that are not an object"
         );
         assert_eq!(t.turns[0].text, "", "no content is empty text");
+    }
+
+    #[test]
+    fn per_turn_metadata_is_read_when_recorded() {
+        let t = traj(&json!([
+            {"role": "assistant", "content": "a", "tokens": 12, "latency": 0.5},
+            {"role": "assistant", "content": "b", "usage": {"completion_tokens": 7}, "latency_ms": 30},
+            {"role": "user", "content": "c", "latency": -1}
+        ]));
+        assert_eq!(
+            (t.turns[0].tokens, t.turns[0].latency_ms),
+            (Some(12), Some(500.0))
+        );
+        assert_eq!(
+            (t.turns[1].tokens, t.turns[1].latency_ms),
+            (Some(7), Some(30.0))
+        );
+        assert_eq!((t.turns[2].tokens, t.turns[2].latency_ms), (None, None));
     }
 
     #[test]

@@ -27,7 +27,8 @@
 //! *Score and failure modes:* the aggregate. A turn on which the child does not apply is left
 //! out; a turn on which it failed (without `on_error`) fails the node, naming the turn. No turn
 //! selected scores `if_none`: a policy that never called the tool did not make its calls well,
-//! so the default is 0, not a vacuous 1. Each turn's value is in the trace (`detail.turns`).
+//! so the default is 0, not a vacuous 1. Each turn's value is in the trace (`detail.turns`),
+//! with its recorded tokens and latency when the trainer gave them.
 //! Names inside `grader` are refused: they would name one value per turn.
 
 use super::{display_path, one};
@@ -164,6 +165,8 @@ fn named(n: &Node) -> Option<String> {
 struct TurnScore {
     turn: usize,
     role: String,
+    tokens: Option<u64>,
+    latency_ms: Option<f64>,
     out: Outcome,
     note: Option<String>,
 }
@@ -205,6 +208,12 @@ impl EachTurn {
                 }
                 if let Some(n) = &t.note {
                     o["note"] = json!(n);
+                }
+                if let Some(k) = t.tokens {
+                    o["tokens"] = json!(k);
+                }
+                if let Some(l) = t.latency_ms {
+                    o["latency_ms"] = json!(l);
                 }
                 o
             }).collect::<Vec<_>>()})
@@ -281,6 +290,8 @@ fn scored(turn: &Turn, out: Outcome, tcx: &ScoreCtx) -> TurnScore {
     TurnScore {
         turn: turn.index,
         role: turn.role.clone(),
+        tokens: turn.tokens,
+        latency_ms: turn.latency_ms,
         out,
         note: tcx.root.as_ref().and_then(|t| t.note.clone()),
     }
