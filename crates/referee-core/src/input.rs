@@ -18,7 +18,8 @@
 //!   after its prompt, found also when the prompt was cut from the left ([`openrlhf`]); every
 //!   field but `query` goes into `item` (`{{item.label}}`, `{{item.prompt}}`). An agent's episode
 //!   adds `messages` and `state` (`sample.messages`, `sample.state`); with `messages` the query
-//!   may be left out, and the graded output is the last assistant turn.
+//!   may be left out (then pass `--format openrlhf`: `auto` knows these rows by their query),
+//!   and the graded output is the last assistant turn.
 //!
 //! A trajectory's `messages` and `state` leave `item` when they become the sample's: they are
 //! what the policy did, and `item` is what model graders quote as trusted dataset text.
@@ -798,7 +799,7 @@ mod tests {
             crate::template::Template::parse(src)
                 .unwrap()
                 .render(&s)
-                .map(|c| c.into_owned())
+                .map(std::borrow::Cow::into_owned)
         };
         assert_eq!(t("{{item.extra_info.num_turns}}").unwrap(), "4");
         assert_eq!(
