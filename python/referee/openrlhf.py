@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Mapping
 from typing import Any, Optional, Sequence
 
@@ -87,7 +86,7 @@ def reward_func(queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence
 
 # --- multi-turn: --train.agent_func_path ------------------------------------------------------
 
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
 
 def assistant_message(text: str, turn: int = 0) -> dict:
@@ -98,19 +97,25 @@ def assistant_message(text: str, turn: int = 0) -> dict:
     a format check still sees it; it is no call."""
     calls: list[dict] = []
     kept: list[str] = []
-    pos = 0
-    for m in _TOOL_CALL.finditer(text):
+    pos = 0  # the end of the last block taken out
+    # str.find, not a lazy regex: many unclosed `<tool_call>`s would make that quadratic.
+    start = text.find(_OPEN)
+    while start != -1:
+        end = text.find(_CLOSE, start + len(_OPEN))
+        if end == -1:
+            break
+        after = end + len(_CLOSE)
         try:
-            call = json.loads(m.group(1))
+            call = json.loads(text[start + len(_OPEN):end])
         except (ValueError, RecursionError):
-            continue
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            continue
-        args = call.get("arguments", {})
-        calls.append({"id": f"call_{turn}_{len(calls)}", "type": "function", "function": {
-            "name": call["name"], "arguments": args if isinstance(args, str) else json.dumps(args)}})
-        kept.append(text[pos:m.start()])
-        pos = m.end()
+            call = None
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            args = call.get("arguments", {})
+            calls.append({"id": f"call_{turn}_{len(calls)}", "type": "function", "function": {
+                "name": call["name"], "arguments": args if isinstance(args, str) else json.dumps(args)}})
+            kept.append(text[pos:start])
+            pos = after
+        start = text.find(_OPEN, after)
     kept.append(text[pos:])
     msg: dict[str, Any] = {"role": "assistant", "content": "".join(kept)}
     if calls:
@@ -230,7 +235,7 @@ def _agent_class() -> type:
             message = assistant_message(states.get("action_text") or "", self.turn)
             self.messages.append(message)
             text, done, turns = _feedback(await self.feedback({**states, "message": message}))
-            if turns:
+            if turns is not None:
                 self.messages.extend(turns)
             elif text:
                 self.messages.append({"role": "user", "content": text})

@@ -79,8 +79,12 @@ def test_actions_become_assistant_messages():
     # What is not a call stays in the content as written (a format check still sees it).
     for bad in ["<tool_call>{not json</tool_call>", '<tool_call>["book"]</tool_call>',
                 '<tool_call>{"name": 3}</tool_call>', "<tool_call>" + "[" * 100000 + "</tool_call>",
-                "<tool_call>unclosed"]:
+                "<tool_call>unclosed", "<tool_call>" * 200000 + "x"]:
         assert assistant_message(bad) == {"role": "assistant", "content": bad}
+    # A call after a broken block is still a call; the broken one stays as written.
+    m = assistant_message('<tool_call>{x</tool_call>a<tool_call>{"name": "f"}</tool_call>b')
+    assert m["content"] == "<tool_call>{x</tool_call>ab" and m["tool_calls"][0]["function"] == {
+        "name": "f", "arguments": "{}"}
 
 
 def test_tool_results_answer_their_call():
