@@ -10,9 +10,9 @@ The old top-level ``custom_reward_function.*`` keys are ignored since verl 0.9.0
 no longer migrates them): verl then silently scores with its own ``default_compute_score``.
 
 Every reward-loop manager (``naive``, ``dapo``, ``gdpo``) calls the function per sample with
-keywords: ``data_source, solution_str, ground_truth, extra_info`` (with ``num_turns``,
-``rollout_reward_scores``, tool fields, numpy scalars and arrays among them: the core converts
-them), plus ``reward_router_address`` and ``reward_model_tokenizer`` when a reward model runs, plus
+keywords: ``data_source, solution_str, ground_truth, extra_info`` (numpy scalars and arrays
+among its values: the core converts them; ``naive`` and ``remote`` add ``num_turns`` and
+``rollout_reward_scores``), plus ``reward_router_address`` and ``reward_model_tokenizer`` when a reward model runs, plus
 the ``reward_kwargs``. A sample becomes the verl row ``{"data_source", "reward_model":
 {"ground_truth"}, "extra_info", "response"}``: a spec reads ``{{item.ground_truth}}`` and
 ``{{item.extra_info.<key>}}``. The spec is compiled once per process.
@@ -35,10 +35,11 @@ Multi-turn (verl's agent loop, ``actor_rollout_ref.rollout.multi_turn``): the re
 per trajectory as soon as it ends (the agent loop's streaming call), and ``solution_str`` is the
 decoded response: every assistant turn **and every tool result** as the chat template rendered
 them, special tokens removed, turn boundaries lost. verl merges the agent loop's extra fields
-into ``extra_info`` (managers ``naive``, ``rate_limited``, ``remote``; ``dapo`` and ``gdpo`` pass
-neither those fields nor ``num_turns``), so the trajectory reaches the spec through it:
+into ``extra_info`` (managers ``naive``, ``remote`` and ``rate_limited``; ``dapo`` and ``gdpo``
+do not), so the trajectory reaches the spec through it:
 
-- ``{{item.extra_info.num_turns}}``: verl's count, user + assistant turns + 1 (the prompt).
+- ``{{item.extra_info.num_turns}}``: verl's count, user + assistant turns + 1 (the prompt); an
+  ``np.int64`` in this call (``naive``, ``remote``; ``rate_limited`` passes none).
 - ``sample.state``: ``extra_info["state"]``, the environment's final state: tools keep it in
   ``agent_data.extra_fields["state"]`` (verl passes ``agent_data=`` to ``BaseTool.execute``).
 - ``sample.messages``: ``extra_info["messages"]``, the turns in OpenAI chat form. verl keeps them
