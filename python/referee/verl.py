@@ -10,9 +10,9 @@ The old top-level ``custom_reward_function.*`` keys are ignored since verl 0.9.0
 no longer migrates them): verl then silently scores with its own ``default_compute_score``.
 
 Every reward-loop manager (``naive``, ``dapo``, ``gdpo``) calls the function per sample with
-keywords: ``data_source, solution_str, ground_truth, extra_info`` (with ``num_turns``,
-``rollout_reward_scores``, tool fields, numpy scalars and arrays among them: the core converts
-them), plus ``reward_router_address`` and ``reward_model_tokenizer`` when a reward model runs, plus
+keywords: ``data_source, solution_str, ground_truth, extra_info`` (numpy scalars and arrays
+among its values: the core converts them; ``naive`` and ``remote`` add ``num_turns`` and
+``rollout_reward_scores``), plus ``reward_router_address`` and ``reward_model_tokenizer`` when a reward model runs, plus
 the ``reward_kwargs``. A sample becomes the verl row ``{"data_source", "reward_model":
 {"ground_truth"}, "extra_info", "response"}``: a spec reads ``{{item.ground_truth}}`` and
 ``{{item.extra_info.<key>}}``. The spec is compiled once per process.
@@ -31,6 +31,38 @@ dict into ``reward_extra_info`` with numpy and puts ``score`` into a tensor):
   advantage of the batch into NaN. Give components an ``on_error:`` where 0.0 is not what a
   failure is worth.
 
+Multi-turn (verl's agent loop, ``actor_rollout_ref.rollout.multi_turn``): the reward is computed
+per trajectory as soon as it ends (the agent loop's streaming call), and ``solution_str`` is the
+decoded response: every assistant turn **and every tool result** as the chat template rendered
+them, special tokens removed, turn boundaries lost. verl merges the agent loop's extra fields
+into ``extra_info`` (managers ``naive``, ``remote`` and ``rate_limited``; ``dapo`` and ``gdpo``
+do not), so the trajectory reaches the spec through it:
+
+- ``{{item.extra_info.num_turns}}``: verl's count, user + assistant turns + 1 (the prompt); an
+  ``np.int64`` in this call (``naive``, ``remote``; ``rate_limited`` passes none).
+- ``sample.state``: ``extra_info["state"]``, the environment's final state: tools keep it in
+  ``agent_data.extra_fields["state"]`` (verl passes ``agent_data=`` to ``BaseTool.execute``).
+- ``sample.messages``: ``extra_info["messages"]``, the turns in OpenAI chat form. verl keeps them
+  (``AgentData.messages``) but hands them to no reward. Then the graded output
+  (``{{sample.output_text}}``) is the last assistant turn, so a spec never credits the policy
+  with words a tool returned; without messages it stays the decoded response.
+
+The agent loop ``RefereeToolAgentLoop`` (verl's ``ToolAgentLoop`` plus this record) records the
+messages, and starts the state from the row's ``extra_info["initial_state"]`` (``{}`` when
+absent) so that a rollout which never calls a tool still has one. Register it with
+``actor_rollout_ref.rollout.agent.agent_loop_config_path=<yaml>`` holding
+``[{name: referee_tool_agent, _target_: referee.verl.RefereeToolAgentLoop}]`` and select it with
+``actor_rollout_ref.rollout.agent.default_agent_loop=referee_tool_agent`` (or a row's
+``agent_name``).
+
+A trajectory spec reads them: ``{type: state_match, expected: "{{item.ground_truth}}"}`` (the
+dataset's ``reward_model.ground_truth`` as the expected state: an object, not JSON text), a
+format check on the last answer. A row without the state it needs is an error
+(``missing_field``): ``referee_error`` 1.0 and the spec's ``on_error``, never a silent 0. That is
+every row under ``dapo``/``gdpo``, and under verl's plain ``tool_agent`` every rollout that
+called no tool (nothing recorded a state): give such specs an ``on_error`` no better than a
+failed task, or use ``RefereeToolAgentLoop``.
+
 GDPO: ``gdpo_overrides(spec)`` gives the hydra overrides for ``algorithm.gdpo_reward_keys`` and
 ``algorithm.gdpo_reward_weights`` from the spec's top-level components (``gdpo_settings`` the
 same as a dict).
@@ -47,6 +79,7 @@ from __future__ import annotations
 # Absolute imports: verl loads this file by path (custom_reward_function.path), outside the package.
 
 import asyncio
+import copy
 import logging
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -166,3 +199,81 @@ def gdpo_overrides(spec: Any, **judge: Any) -> list[str]:
         "++algorithm.gdpo_reward_keys=[" + ",".join(q(k) for k in s["gdpo_reward_keys"]) + "]",
         "++algorithm.gdpo_reward_weights=[" + ",".join(repr(w) for w in s["gdpo_reward_weights"]) + "]",
     ]
+
+
+# --- multi-turn: the agent loop that records the trajectory ------------------------------------
+
+
+def _agent_loop_class() -> type:
+    from verl.experimental.agent_loop.agent_loop import register
+    from verl.experimental.agent_loop.tool_agent_loop import AgentState, ToolAgentLoop
+
+    class RefereeToolAgentLoop(ToolAgentLoop):
+        """verl's ``ToolAgentLoop`` that also records the trajectory for the reward, in the
+        extra fields verl merges into the reward function's ``extra_info``:
+
+        - ``messages``: the turns in OpenAI chat form (the prompt's messages, each assistant
+          turn with its ``tool_calls``, each ``tool`` result). Assistant turns read as the
+          reward's ``solution_str`` does (special tokens removed); a turn verl stopped before
+          parsing (the response length or turn limit) is recorded as generated.
+        - ``state``: the environment's state. Before the first tool runs it is a copy of the
+          row's ``extra_info["initial_state"]`` (``{}`` when absent); tools change
+          ``agent_data.extra_fields["state"]`` in place. A rollout that called no tool ends
+          with the state it started in, so it is scored, never dropped as unscoreable."""
+
+        async def run(self, sampling_params: dict, **kwargs: Any) -> Any:
+            # One instance per trajectory (verl instantiates the loop for each).
+            extra = kwargs.get("extra_info")
+            initial = extra.get("initial_state") if isinstance(extra, Mapping) else None
+            self._initial_state = initial if initial is not None else {}
+            return await super().run(sampling_params, **kwargs)
+
+        def _seed_state(self, agent_data: Any) -> None:
+            if agent_data.extra_fields.get("state") is None:
+                agent_data.extra_fields["state"] = copy.deepcopy(self._initial_state)
+
+        async def _handle_generating_state(self, agent_data, sampling_params, ignore_termination=False):
+            before = len(agent_data.messages)
+            state = await super()._handle_generating_state(agent_data, sampling_params, ignore_termination)
+            if state == AgentState.TERMINATED:
+                self._record(agent_data, parsed=len(agent_data.messages) > before)
+            return state
+
+        async def _handle_processing_tools_state(self, agent_data):
+            self._seed_state(agent_data)  # the tools change it in place
+            state = await super()._handle_processing_tools_state(agent_data)
+            if state == AgentState.TERMINATED:  # the tool results overflowed the response
+                self._record(agent_data, parsed=True)
+            return state
+
+        def _record(self, agent_data: Any, parsed: bool) -> None:
+            messages = [dict(m) for m in agent_data.messages]
+            if not parsed:
+                messages.append({"role": "assistant", "content": self.tokenizer.decode(
+                    agent_data.response_ids, skip_special_tokens=True)})
+            special = [t for t in getattr(self.tokenizer, "all_special_tokens", []) if t]
+            for m in messages:
+                if m.get("role") == "assistant" and isinstance(m.get("content"), str):
+                    for t in special:
+                        m["content"] = m["content"].replace(t, "")
+            agent_data.extra_fields["messages"] = messages
+            # A rollout that called no tool still has a state, the one it started in: scored
+            # (state_match finds what it did not do), not dropped as unscoreable.
+            self._seed_state(agent_data)
+
+    RefereeToolAgentLoop.__module__ = __name__
+    RefereeToolAgentLoop.__qualname__ = "RefereeToolAgentLoop"
+    return register("referee_tool_agent")(RefereeToolAgentLoop)
+
+
+_lazy: dict[str, type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # The agent loop subclasses verl's, so it is built on first use: the reward function
+    # imports without verl's rollout stack.
+    if name == "RefereeToolAgentLoop":
+        if name not in _lazy:
+            _lazy[name] = _agent_loop_class()
+        return _lazy[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ import asyncio
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import referee.verl as rv
@@ -95,3 +96,64 @@ def test_missing_spec_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("REFEREE_SPEC", raising=False)
     with pytest.raises(ValueError, match="no spec"):
         rv.compute_score("x", "y", "z")
+
+
+# --- multi-turn rows (what verl's agent loop hands the reward function) -----------------------
+
+TURNS = [
+    {"role": "user", "content": "Book LH123, seat 12A."},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "book", "arguments": '{"flight": "LH123", "seat": "12A"}'}}]},
+    {"role": "tool", "content": "booked LH123 seat 12A"},
+    {"role": "assistant", "content": "<answer>booked</answer>"},
+]
+# The decoded response: every turn after the prompt, the tool's words among them.
+DECODED = ('<tool_call>{"name": "book", ...}</tool_call>tool\n<tool_response>\nbooked LH123 seat 12A\n'
+           '</tool_response>assistant\n<answer>booked</answer>')
+GOLD = {"bookings": [{"flight": "LH123", "seat": "12A"}]}
+
+
+def _extra(**kw):
+    # As the naive manager builds it: the dataset's extra_info, the agent loop's extra fields
+    # (raw_prompt as an object array, tool_rewards), num_turns as a numpy integer.
+    base = {"index": np.int64(0), "raw_prompt": np.array(TURNS[:1], dtype=object),
+            "tool_rewards": [0.0], "turn_scores": [], "num_turns": np.int64(4),
+            "messages": TURNS, "state": {"bookings": [{"flight": "LH123", "seat": "12A"}]}}
+    base.update(kw)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def test_a_trajectory_row_is_scored_as_the_cli_scores_it(specs: Path, cli):
+    spec = specs / "verl_agent.yaml"
+    cases = [
+        _extra(),                                                  # booked, answered: 1.0
+        _extra(state={"bookings": []}),                            # claims it, did not book
+        _extra(messages=TURNS[:3] + [{"role": "assistant", "content": "booked"}]),  # no tags
+        _extra(num_turns=np.int32(9)),                             # over the turn budget
+        _extra(messages=None),                                     # no messages: the decoded text
+        _extra(state=None),                                        # no state: cannot be scored
+    ]
+    got = [rv.compute_score("agent", DECODED, GOLD, e, spec=str(spec)) for e in cases]
+    rows = [{"data_source": "agent", "reward_model": {"ground_truth": GOLD}, "response": DECODED,
+             "extra_info": {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in e.items()}}
+            for e in cases]
+    want = cli(spec, rows, "--format", "verl")
+    for g, w in zip(got, want):
+        assert g["score"] == (w["reward"] if w["reward"] is not None else 0.0)
+        assert g["referee_error"] == float(w["status"] == "error")
+        for name in ("booked", "format", "turns"):
+            assert g[f"referee/{name}"] == (w["components"].get(name) or 0.0)
+    assert [g["score"] for g in got] == pytest.approx([1.0, 0.3, 0.8, 0.9, 0.8, -1.0])
+    # Without messages the decoded response is graded, and it is no `<answer>` alone.
+    assert got[4]["referee/format"] == 0.0
+    # No state: an error with the spec's on_error, never a silent 0.
+    assert got[5]["referee_error"] == 1.0 and got[5]["referee/booked/valid"] == 0.0
+
+
+def test_the_tool_result_is_never_the_policys_answer(specs: Path):
+    # The decoded response holds the tool's words; with the messages, only the last assistant
+    # turn is graded, so a tool that echoes the gold earns nothing.
+    spec = {"type": "regex", "pattern": "booked LH123"}
+    ok = rv.compute_score("agent", DECODED, GOLD, _extra(), spec=spec)
+    plain = rv.compute_score("agent", DECODED, GOLD, _extra(messages=None), spec=spec)
+    assert ok["score"] == 0.0 and plain["score"] == 1.0

@@ -8,11 +8,21 @@
 //!   messages; every other column (`solution`, `answer`, ...) goes into `item` under its name.
 //! - `verl`: verl parquet rows plus the response: `data_source`, `prompt`, `ability`,
 //!   `reward_model.ground_truth` (exposed as `item.ground_truth`), `extra_info` (kept as
-//!   `item.extra_info`), group from `uid`; the response is read from `response` (or the first
-//!   of `responses`, `solution_str`, `completion`, `output` present).
+//!   `item.extra_info`, with verl's `num_turns` in it), group from `uid`; the response is read
+//!   from `response` (or the first of `responses`, `solution_str`, `completion`, `output`
+//!   present). An agent's trajectory rides in `extra_info` (verl merges its agent loop's extra
+//!   fields there): `extra_info.messages` becomes `sample.messages`, and then the graded
+//!   output is its last assistant turn (the decoded response also holds every tool result);
+//!   `extra_info.state` becomes `sample.state`.
 //! - `openrlhf`: OpenRLHF's reward rows `{"query", "prompt", "label"}`: the response is the query
 //!   after its prompt, found also when the prompt was cut from the left ([`openrlhf`]); every
-//!   field but `query` goes into `item` (`{{item.label}}`, `{{item.prompt}}`).
+//!   field but `query` goes into `item` (`{{item.label}}`, `{{item.prompt}}`). An agent's episode
+//!   adds `messages` and `state` (`sample.messages`, `sample.state`); with `messages` the query
+//!   may be left out (then pass `--format openrlhf`: `auto` knows these rows by their query),
+//!   and the graded output is the last assistant turn.
+//!
+//! A trajectory's `messages` and `state` leave `item` when they become the sample's: they are
+//! what the policy did, and `item` is what model graders quote as trusted dataset text.
 //!
 //! Chat messages, in any format, are read by [`assistant_output`]: reasoning fields and tool
 //! calls as the trainers write them.
@@ -304,12 +314,25 @@ impl InputMapping {
                 obj.insert("ground_truth".into(), gt.clone());
             }
         }
-        Ok(c.into_sample(Value::Object(obj)))
+        let t = match obj.get_mut("extra_info") {
+            Some(Value::Object(extra)) => Trajectory::take(extra, "extra_info.")?,
+            _ => Trajectory::default(),
+        };
+        let mut s = c.into_sample(Value::Object(obj));
+        // Without a last assistant turn the messages are not the policy's answer (a dataset's
+        // own prompt conversation, say): the decoded response stays the graded text.
+        let explicit = self.response_field.is_some();
+        t.apply(&mut s, !explicit);
+        Ok(s)
     }
 
     fn openrlhf(&self, mut obj: Map<String, Value>) -> Result<Sample, RowError> {
+        let t = Trajectory::take(&mut obj, "")?;
         let text = if let Some(c) = self.override_text(&obj)? {
-            c.text
+            Some(c.text)
+        } else if obj.get("query").is_none_or(Value::is_null) && t.messages.is_some() {
+            // An agent's episode given by its turns alone: the last assistant turn is graded.
+            None
         } else {
             {
                 let query = match obj.remove("query") {
@@ -323,7 +346,12 @@ impl InputMapping {
                             ),
                         ))
                     }
-                    None => return Err(err("missing_field", "OpenRLHF row has no `query`")),
+                    None => {
+                        return Err(err(
+                            "missing_field",
+                            "OpenRLHF row has no `query` (nor `messages`)",
+                        ))
+                    }
                 };
                 let prompt = match obj.get("prompt") {
                     Some(Value::String(p)) => p.as_str(),
@@ -338,11 +366,75 @@ impl InputMapping {
                         ))
                     }
                 };
-                openrlhf::response(&query, prompt)?.to_string()
+                Some(openrlhf::response(&query, prompt)?.to_string())
             }
         };
         obj.entry("label").or_insert(Value::Null);
-        Ok(Sample::new(text, Value::Object(obj)))
+        let mut s = Sample::new(text.clone().unwrap_or_default(), Value::Object(obj));
+        if !t.apply(&mut s, text.is_none()) && text.is_none() {
+            return Err(err(
+                "missing_field",
+                "OpenRLHF row has no `query`, and its `messages` have no assistant turn to grade",
+            ));
+        }
+        Ok(s)
+    }
+}
+
+/// An agent's rollout carried beside a trainer's row: its turns in chat form and the
+/// environment's final state.
+#[derive(Default)]
+struct Trajectory {
+    messages: Option<Value>,
+    state: Option<Value>,
+}
+
+impl Trajectory {
+    /// Takes `messages` and `state` out of `obj` (a row, or verl's `extra_info`; `at` prefixes
+    /// the field names in messages). `null` is absent.
+    fn take(obj: &mut Map<String, Value>, at: &str) -> Result<Trajectory, RowError> {
+        let messages = obj.remove("messages").filter(|v| !v.is_null());
+        if let Some(m) = &messages {
+            if !m.is_array() {
+                return Err(err(
+                    "invalid_row",
+                    format!(
+                        "`{at}messages` must be a list of chat messages, found {}",
+                        crate::compile::kind_of(m)
+                    ),
+                ));
+            }
+        }
+        let state = obj.remove("state").filter(|v| !v.is_null());
+        Ok(Trajectory { messages, state })
+    }
+
+    /// Puts the trajectory on the sample. The last assistant turn's tool calls become
+    /// `output_tools`, and its text the graded output when `text_from_messages`. Whether
+    /// there was such a turn.
+    fn apply(self, s: &mut Sample, text_from_messages: bool) -> bool {
+        s.state = self.state;
+        let Some(m) = self.messages else {
+            return false;
+        };
+        let has_assistant = m.as_array().is_some_and(|a| {
+            a.iter()
+                .any(|x| x.get("role").and_then(Value::as_str) == Some("assistant"))
+        });
+        let out = if has_assistant {
+            assistant_output(&m)
+        } else {
+            None
+        };
+        let found = out.is_some();
+        if let Some(o) = out {
+            if text_from_messages {
+                s.output_text = o.text;
+            }
+            s.output_tools = o.tools;
+        }
+        s.messages = Some(m);
+        found
     }
 }
 
@@ -670,6 +762,135 @@ mod tests {
             .sample(json!({"data_source": "x", "gen": {"text": "hello"}}))
             .unwrap();
         assert_eq!(s.output_text, "hello");
+    }
+
+    /// An agent trajectory as verl's tool agent loop leaves it: the prompt, a hermes tool call
+    /// (no ids), the tool's result, the final answer.
+    fn verl_turns() -> Value {
+        json!([
+            {"role": "user", "content": "Book LH123, seat 12A."},
+            {"role": "assistant", "content": "", "tool_calls": [{"type": "function",
+                "function": {"name": "book", "arguments": "{\"flight\": \"LH123\"}"}}]},
+            {"role": "tool", "content": "booked LH123"},
+            {"role": "assistant", "content": "<answer>booked</answer>"}
+        ])
+    }
+
+    #[test]
+    fn verl_agent_rows_carry_the_trajectory() {
+        let decoded =
+            "<tool_call>{...}</tool_call>tool\nbooked LH123\nassistant\n<answer>booked</answer>";
+        let row = json!({"data_source": "agent", "reward_model": {"ground_truth": {"seat": "12A"}},
+            "extra_info": {"index": 1, "num_turns": 4, "messages": verl_turns(),
+                           "state": {"bookings": [{"flight": "LH123"}]}, "tool_rewards": [0.0]},
+            "response": decoded});
+        let s = map(row.clone()).unwrap();
+        // The graded output is the final answer, not the decoded text with the tool's words.
+        assert_eq!(s.output_text, "<answer>booked</answer>");
+        assert_eq!(s.output_tools, None);
+        assert_eq!(s.messages, Some(verl_turns()));
+        assert_eq!(s.state, Some(json!({"bookings": [{"flight": "LH123"}]})));
+        // The rollout left the item; verl's own fields stayed.
+        assert_eq!(
+            s.item["extra_info"],
+            json!({"index": 1, "num_turns": 4, "tool_rewards": [0.0]})
+        );
+        let t = |src: &str| {
+            crate::template::Template::parse(src)
+                .unwrap()
+                .render(&s)
+                .map(std::borrow::Cow::into_owned)
+        };
+        assert_eq!(t("{{item.extra_info.num_turns}}").unwrap(), "4");
+        assert_eq!(
+            t("{{sample.messages[role=tool][-1].content}}").unwrap(),
+            "booked LH123"
+        );
+        assert_eq!(t("{{item.ground_truth.seat}}").unwrap(), "12A");
+        // A response field named explicitly stays the graded text.
+        let m = InputMapping {
+            response_field: Some("response".into()),
+            ..Default::default()
+        };
+        let s = m.sample(row).unwrap();
+        assert_eq!(s.output_text, decoded);
+        assert!(s.messages.is_some() && s.state.is_some());
+    }
+
+    #[test]
+    fn verl_rows_without_a_trajectory_keep_the_decoded_response() {
+        // verl's plain tool agent loop records no messages: the decoded response is graded.
+        let s = map(
+            json!({"data_source": "a", "extra_info": {"num_turns": 3, "state": null},
+                           "response": "all turns"}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "all turns");
+        assert_eq!((s.messages, s.state), (None, None));
+        // Messages with no assistant turn are not the policy's answer.
+        let s = map(json!({"data_source": "a", "response": "mine",
+                           "extra_info": {"messages": [{"role": "user", "content": "the prompt"}]}}))
+        .unwrap();
+        assert_eq!(s.output_text, "mine");
+        assert!(s.messages.is_some());
+        // The last assistant turn's tool calls are the output's.
+        let mut turns = verl_turns();
+        turns.as_array_mut().unwrap().truncate(2);
+        let s =
+            map(json!({"data_source": "a", "response": "x", "extra_info": {"messages": turns}}))
+                .unwrap();
+        assert_eq!(s.output_text, "");
+        assert_eq!(
+            s.output_tools.unwrap()[0]["function"]["name"],
+            json!("book")
+        );
+        let e = map(json!({"data_source": "a", "response": "x", "extra_info": {"messages": "hi"}}))
+            .unwrap_err();
+        assert_eq!(e.reason, "invalid_row");
+        assert!(e.message.contains("extra_info.messages"), "{}", e.message);
+    }
+
+    #[test]
+    fn openrlhf_episode_rows() {
+        let prompt = "<|im_start|>user\nBook LH123.<|im_end|>\n<|im_start|>assistant\n";
+        let turns = verl_turns();
+        let s = map(
+            json!({"query": format!("{prompt}<answer>booked</answer>"), "prompt": prompt,
+                           "label": "x", "messages": turns, "state": {"seat": "12A"}}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "<answer>booked</answer>");
+        assert_eq!(s.state, Some(json!({"seat": "12A"})));
+        assert_eq!(s.messages, Some(verl_turns()));
+        assert_eq!(s.item, json!({"prompt": prompt, "label": "x"}));
+        // The query's text is graded when both are given.
+        let s = map(
+            json!({"query": format!("{prompt}the query"), "prompt": prompt,
+                           "messages": verl_turns()}),
+        )
+        .unwrap();
+        assert_eq!(s.output_text, "the query");
+        // Turns alone: the last assistant turn. With none, nothing to grade.
+        let s = map(json!({"query": null, "prompt": prompt, "messages": verl_turns()})).unwrap();
+        assert_eq!(s.output_text, "<answer>booked</answer>");
+        let m = InputMapping {
+            format: RowFormat::Openrlhf,
+            ..Default::default()
+        };
+        let s = m
+            .sample(json!({"prompt": prompt, "messages": verl_turns()}))
+            .unwrap();
+        assert_eq!(s.output_text, "<answer>booked</answer>");
+        let e = m
+            .sample(json!({"prompt": prompt, "messages": [{"role": "user", "content": "q"}]}))
+            .unwrap_err();
+        assert_eq!(e.reason, "missing_field");
+        let e = m.sample(json!({"prompt": prompt})).unwrap_err();
+        assert_eq!(e.reason, "missing_field");
+        let e = m
+            .sample(json!({"query": "q", "messages": {"role": "assistant"}}))
+            .unwrap_err();
+        assert_eq!(e.reason, "invalid_row");
     }
 
     #[test]

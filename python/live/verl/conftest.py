@@ -48,6 +48,55 @@ def tokenizer_dir(tmp_path_factory) -> Path:
     return out
 
 
+# A Qwen-style chat template with hermes tool calls, what verl's tool agent loop renders turns
+# with (its `hermes` parser reads the calls back).
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['role'] == 'tool' %}<tool_response>\n{{ m['content'] }}\n</tool_response>"
+    "{% else %}{{ m['content'] }}{% for tc in (m.get('tool_calls') or []) %}<tool_call>\n"
+    "{\"name\": \"{{ tc['function']['name'] }}\", \"arguments\": {{ tc['function']['arguments'] | tojson }}}"
+    "\n</tool_call>{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@pytest.fixture(scope="session")
+def chat_model_dir(tmp_path_factory) -> Path:
+    """A model directory as verl's agent loop loads it (``HFModelConfig``): a byte-level
+    tokenizer with chat-template special tokens (EOS ``<|im_end|>``) and the template above,
+    and a config.json (the agent loop reads the model type; no weights: nothing runs a model)."""
+    import json
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=500, special_tokens=["<pad>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator([
+        '<tool_call>\n{"name": "book", "arguments": {"flight": "LH123", "seat": "12A"}}\n</tool_call>',
+        "<tool_response>\nbooked LH123 seat 12A\n</tool_response> user assistant tool",
+        "Book flight LH123, seat 12A. <answer>booked</answer>",
+    ] * 20, trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="<|im_end|>",
+        clean_up_tokenization_spaces=False,
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    out = tmp_path_factory.mktemp("chat_model")
+    fast.save_pretrained(out)
+    (out / "config.json").write_text(json.dumps({
+        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 500,
+        "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 512,
+    }))
+    return out
+
+
 @pytest.fixture(scope="session")
 def tokenizer(tokenizer_dir):
     from verl.utils import hf_tokenizer
@@ -114,19 +163,19 @@ def ray_cluster(tmp_path_factory, referee_serve):
 
 @pytest.fixture(scope="session")
 def verl_config(tokenizer_dir):
-    """``verl_config(*overrides)``: verl's trainer config, composed by hydra from its own
-    ppo_trainer.yaml, with the overrides a user passes on the command line."""
+    """``verl_config(*overrides, model=dir)``: verl's trainer config, composed by hydra from its
+    own ppo_trainer.yaml, with the overrides a user passes on the command line."""
     import verl
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
 
-    def make(*overrides: str):
+    def make(*overrides: str, model=tokenizer_dir):
         GlobalHydra.instance().clear()
         with initialize_config_dir(config_dir=config_dir, version_base=None):
             return compose(config_name="ppo_trainer", overrides=[
-                f"actor_rollout_ref.model.path={tokenizer_dir}",
+                f"actor_rollout_ref.model.path={model}",
                 "reward.num_workers=1",
                 *overrides,
             ])
