@@ -45,7 +45,9 @@ a row whose state getter raised (logged). An ``async`` getter is awaited by the 
 functions (``asynchronous=True``) and is an unreadable state for the others. An environment's own
 ``get_reward`` is a reward TRL adds to these (weight 1): leave it out where Referee is the reward.
 TRL drops tool results that would overrun ``max_completion_length`` but not the calls' effects
-on the environment, so the state can hold what the trajectory no longer shows.
+on the environment, so the state can hold what the trajectory no longer shows. async_grpo passes
+reward functions no ``environments`` (its environments reward through ``get_reward``): there a
+spec reading the state has none, and does not score.
 
 A sample that could not be scored, or that the component does not apply to, gets ``None`` (TRL:
 NaN, that function left out for that sample; a sample with every function ``None`` gets no
