@@ -22,6 +22,33 @@ messages of a response-parsing tokenizer (``reasoning_content``/``thinking``, ``
 ``content`` possibly missing), which the core reads. Columns that are not row data (images) are
 left out; numpy values are converted by the core.
 
+**Environments** (``GRPOTrainer(environment_factory=...)``, multi-turn tool calling): TRL then
+passes ``environments``, the environment instance of each completion, and each completion is the
+whole multi-turn exchange TRL built: ``[assistant (tool_calls), tool, ..., assistant]`` (its tool
+turns carry the tool's ``name``; TRL gives calls no ids). A row then becomes a Referee row
+``{"item": {"prompt": ..., <columns>}, "sample": {"messages": <completion>, "state": <state>}}``,
+so a spec reads the trajectory (``{{sample.messages[tool=book][-1].content}}``) and the
+environment's final state (``state_match`` on ``{{sample.state}}``); the last assistant turn is
+the output text and its tool calls the output tools, as for a single turn. The state of an
+environment is, in this order (``env_state``):
+
+1. ``env.referee_state``: its value, or what it returns if it is a method. Make it a property:
+   TRL offers every public *method* of an environment to the model as a tool.
+2. ``env.state``: the same way.
+3. Nothing: the row has no state.
+
+``None`` from either means no state (``referee_state`` wins: ``state`` is not tried after it).
+The state may be any value the core converts (dicts, lists, pydantic models, dataclasses, numpy);
+it is read when the reward is computed, i.e. after the rollout. A row without a state that a
+spec reads the state from is not scored (``missing_field``: ``None``, NaN in TRL), never 0; so is
+a row whose state getter raised (logged). An ``async`` getter is awaited by the ``async def``
+functions (``asynchronous=True``) and is an unreadable state for the others. An environment's own
+``get_reward`` is a reward TRL adds to these (weight 1): leave it out where Referee is the reward.
+TRL drops tool results that would overrun ``max_completion_length`` but not the calls' effects
+on the environment, so the state can hold what the trajectory no longer shows. async_grpo passes
+reward functions no ``environments`` (its environments reward through ``get_reward``): there a
+spec reading the state has none, and does not score.
+
 A sample that could not be scored, or that the component does not apply to, gets ``None`` (TRL:
 NaN, that function left out for that sample; a sample with every function ``None`` gets no
 advantage). With one function per component, a sample one component could not score (no gold,
@@ -39,6 +66,8 @@ as a compiled ``Program`` does not pickle; give its path, text or dict instead.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
@@ -51,6 +80,110 @@ _TRL_ARGS = frozenset(
     {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
      "environments"}
 )
+
+log = logging.getLogger("referee.trl")
+_MISSING = object()
+# Where an environment keeps its final state, in the order they are tried (module doc).
+_STATE_ATTRS = ("referee_state", "state")
+
+
+def _state_or_awaitable(env: Any) -> Any:
+    """``env``'s state per the module doc's protocol: the value, ``None`` for none, or an
+    awaitable from an ``async`` getter. ``ValueError`` when a getter raised."""
+    if env is None:
+        return None
+    for attr in _STATE_ATTRS:
+        try:
+            v = getattr(env, attr, _MISSING)  # a property runs here
+            if v is _MISSING:
+                continue
+            if callable(v) and not isinstance(v, type):
+                v = v()
+        except Exception as e:  # noqa: BLE001 - the environment's code, not ours
+            raise ValueError(f"{type(env).__name__}.{attr}: {type(e).__name__}: {e}") from e
+        return v
+    return None
+
+
+def env_state(env: Any) -> Any:
+    """The final state of one environment instance (module doc), ``None`` when it exposes none.
+    ``ValueError`` when its getter raised or is ``async``."""
+    v = _state_or_awaitable(env)
+    if inspect.isawaitable(v):
+        _close(v)
+        raise ValueError(f"{type(env).__name__}: an async state getter needs asynchronous=True")
+    return v
+
+
+async def env_state_async(env: Any) -> Any:
+    """``env_state``, awaiting an ``async`` getter."""
+    v = _state_or_awaitable(env)
+    if not inspect.isawaitable(v):
+        return v
+    try:
+        return await v
+    except Exception as e:  # noqa: BLE001 - the environment's code, not ours
+        raise ValueError(f"{type(env).__name__}: {type(e).__name__}: {e}") from e
+
+
+def _close(v: Any) -> None:
+    close = getattr(v, "close", None)
+    if callable(close):
+        close()
+
+
+def _check_envs(environments: list, completions: list) -> None:
+    if len(environments) != len(completions):
+        raise ValueError(
+            f"referee.trl: {len(environments)} environments for {len(completions)} completions"
+        )
+
+
+def _states(environments: list) -> list:
+    """Each environment's state; one that cannot be read is ``None`` (one warning a batch)."""
+    out, failed = [], []
+    for env in environments:
+        try:
+            out.append(env_state(env))
+        except ValueError as e:
+            out.append(None)
+            failed.append(str(e))
+    _warn(failed, len(environments))
+    return out
+
+
+async def _states_async(environments: list) -> list:
+    out, failed = [], []
+    for env in environments:
+        try:
+            out.append(await env_state_async(env))
+        except ValueError as e:
+            out.append(None)
+            failed.append(str(e))
+    _warn(failed, len(environments))
+    return out
+
+
+def _warn(failed: list, n: int) -> None:
+    if failed:
+        log.warning("referee: the state of %d of %d environments could not be read, their rows "
+                    "have none (first: %s)", len(failed), n, failed[0])
+
+
+def env_rows(prompts: Optional[list], completions: list, columns: dict,
+             states: list) -> list[dict]:
+    """The Referee rows of a batch with environments (module doc): the TRL row's columns and
+    prompt as the item, the completion as the trajectory's messages (or the output text, for a
+    standard-format completion), the environment's state where it has one."""
+    rows = []
+    for row, state in zip(_rows(prompts, completions, columns), states):
+        c = row.pop("completion")
+        sample: dict[str, Any] = {"messages": c} if isinstance(c, list) else {"output_text": c}
+        if state is not None:
+            sample["state"] = state
+        rows.append({"item": row, "sample": sample})
+    return rows
+
 
 def _rows(prompts: Optional[list], completions: list, columns: dict) -> list[dict]:
     n = len(completions)
@@ -89,16 +222,16 @@ class _Parts:
     def name(self, k: int) -> str:
         return self.programs()[k][0]
 
-    def results(self, completions: list, rows: list[dict]) -> list[list]:
+    def results(self, completions: list, rows: list[dict], fmt: str) -> list[list]:
         with self._lock:
             if self._last is not None and self._last[0] is completions:
                 return self._last[1]
             progs = self.programs()
             if len(progs) == 1:
-                res = [progs[0][1].score_detailed(rows, format="trl")]
+                res = [progs[0][1].score_detailed(rows, format=fmt)]
             else:  # the GIL is released while a program scores: the parts wait together
                 with ThreadPoolExecutor(len(progs)) as pool:
-                    res = list(pool.map(lambda p: p[1].score_detailed(rows, format="trl"), progs))
+                    res = list(pool.map(lambda p: p[1].score_detailed(rows, format=fmt), progs))
             # Holding `completions` keeps its id from being reused by a later batch.
             self._last = (completions, res)
             return res
@@ -157,18 +290,20 @@ class RewardFunction:
     def __repr__(self) -> str:
         return f"<referee.trl.{type(self).__name__} {self.__name__}>"
 
-    def _rows(self, prompts, completions, columns) -> list[dict]:
+    def _check(self, completions, environments) -> None:
         if completions is None:
             raise TypeError(f"{self.__name__}: TRL passes completions=...")
-        return _rows(prompts, completions, columns)
+        if environments is not None:
+            _check_envs(environments, completions)
 
-    def _score(self, completions: list, rows: list[dict]) -> list[tuple[Optional[float], str]]:
+    def _score(self, completions: list, rows: list[dict],
+               fmt: str) -> list[tuple[Optional[float], str]]:
         """``(reward, status)`` per row. A row another component could not score is ``None``
         here too (status ``<reason> in <component>``): the spec has no reward for it."""
         if self._parts is None:
             return [(r.reward, r.reason or r.status)
-                    for r in self.program.score_detailed(rows, format="trl")]
-        res = self._parts.results(completions, rows)
+                    for r in self.program.score_detailed(rows, format=fmt)]
+        res = self._parts.results(completions, rows, fmt)
         out = []
         for i, r in enumerate(res[self._part]):
             other = next((k for k, part in enumerate(res) if k != self._part
@@ -195,10 +330,15 @@ class RewardFunction:
         trainer_state: Any = None,
         log_extra: Optional[Callable[[str, list], None]] = None,
         log_metric: Optional[Callable[[str, float], None]] = None,
+        environments: Optional[list] = None,
         **columns: Any,
     ) -> list[Optional[float]]:
-        rows = self._rows(prompts, completions, columns)
-        return self._report(self._score(completions, rows), log_extra, log_metric)
+        self._check(completions, environments)
+        if environments is None:
+            rows, fmt = _rows(prompts, completions, columns), "trl"
+        else:
+            rows, fmt = env_rows(prompts, completions, columns, _states(environments)), "referee"
+        return self._report(self._score(completions, rows, fmt), log_extra, log_metric)
 
 
 class AsyncRewardFunction(RewardFunction):
@@ -213,10 +353,16 @@ class AsyncRewardFunction(RewardFunction):
         trainer_state: Any = None,
         log_extra: Optional[Callable[[str, list], None]] = None,
         log_metric: Optional[Callable[[str, float], None]] = None,
+        environments: Optional[list] = None,
         **columns: Any,
     ) -> list[Optional[float]]:
-        rows = self._rows(prompts, completions, columns)
-        scored = await asyncio.to_thread(self._score, completions, rows)
+        self._check(completions, environments)
+        if environments is None:
+            rows, fmt = _rows(prompts, completions, columns), "trl"
+        else:
+            states = await _states_async(environments)
+            rows, fmt = env_rows(prompts, completions, columns, states), "referee"
+        scored = await asyncio.to_thread(self._score, completions, rows, fmt)
         return self._report(scored, log_extra, log_metric)
 
 

@@ -19,10 +19,17 @@ component) are recorded as ``trace.metrics["referee/<name>"]``, and ``trace.metr
 ["referee"]`` holds the status, reason and message.
 
 A row becomes ``{"item": <task>, "sample": {"messages": trace.messages, "state": ...}}``, so a
-spec reads ``{{item.answer}}`` (a ``TaskData`` subclass's fields) and ``{{item.info.<key>}}``.
-The messages stay verifiers' pydantic objects: the core converts them and grades the last
-assistant turn, its ``reasoning_content`` as the reasoning section and its ``tool_calls`` as the
-output tools, as the CLI grades the same messages given as dicts.
+spec reads ``{{item.answer}}`` (a ``TaskData`` subclass's fields; one left at ``None`` is not
+given: a spec reading it cannot score the row) and ``{{item.info.<key>}}``. The messages are the
+whole trajectory of the final branch (prompt, assistant turns with their ``tool_calls``, ``tool``
+turns with their ``tool_call_id``), verifiers' pydantic objects: the core converts them and
+grades the last assistant turn, its ``reasoning_content`` as the reasoning section and its
+``tool_calls`` as the output tools, as the CLI grades the same messages given as dicts; templates
+select other turns (``{{sample.messages[tool=calendar_book][-1].content}}``: the last result of a
+call to that tool). The state is ``trace.state``, the rollout's typed ``vf.State`` that a task's
+tool servers (``Toolset``) write and verifiers syncs to the host, without its ``artifacts``; a
+``State`` with no fields of its own gives no state, so a spec reading it (``state_match``)
+cannot score the row.
 
 A row that could not be scored (no reward: an error without ``on_error``, or nothing applied)
 raises ``UnscoredError``. verifiers takes no ``None`` reward (``float(None)`` fails inside its
@@ -38,6 +45,7 @@ The legacy ``vf.Rubric`` API (verifiers ≤ 0.3) is no longer supported: see ``r
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Optional
 
 from ._api import Program, SpecLike
@@ -60,16 +68,44 @@ class UnscoredError(RuntimeError):
         )
 
 
-def row(task: Any, trace: Any) -> dict:
-    """The Referee row of a verifiers ``(task, trace)``: pydantic values as they are."""
-    sample: dict[str, Any] = {"messages": list(getattr(trace, "messages", None) or [])}
+def _item(task: Any) -> Any:
+    """A typed task's fields, its unset (``None``) ones left out: a ``TaskData`` field that
+    defaults to ``None`` was not given, so a spec reading it finds it missing (``missing_field``,
+    not scored) rather than a ``null`` to compare with."""
+    if task is None:
+        return {}
+    dump = getattr(task, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(mode="json", exclude_none=True)
+        except Exception:  # noqa: BLE001 - not pydantic after all: the core converts it
+            pass
+    return task
+
+
+def _state(trace: Any) -> Any:
+    """The rollout's final state (``trace.state``) without its ``artifacts`` (collected files,
+    not state a spec grades); ``None`` when it has no fields (verifiers' base ``State``)."""
     state = getattr(trace, "state", None)
-    if state is not None and hasattr(state, "model_dump"):
-        # `artifacts` are collected files (bytes), not state a spec grades.
-        dumped = state.model_dump(exclude={"artifacts"})
-        if dumped:
-            sample["state"] = dumped
-    return {"item": task if task is not None else {}, "sample": sample}
+    if state is None:
+        return None
+    if hasattr(state, "model_dump"):
+        state = state.model_dump(exclude={"artifacts"})
+    elif isinstance(state, Mapping):
+        state = {k: v for k, v in state.items() if k != "artifacts"}
+    else:
+        return state
+    return state or None
+
+
+def row(task: Any, trace: Any) -> dict:
+    """The Referee row of a verifiers ``(task, trace)`` (module doc); the messages stay pydantic
+    values, which the core converts."""
+    sample: dict[str, Any] = {"messages": list(getattr(trace, "messages", None) or [])}
+    state = _state(trace)
+    if state is not None:
+        sample["state"] = state
+    return {"item": _item(task), "sample": sample}
 
 
 def contributions(result: Result, parts: list[tuple[str, float, Optional[float]]]) -> dict[str, float]:

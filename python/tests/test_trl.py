@@ -108,3 +108,176 @@ def test_status_and_errors_are_logged(specs: Path):
 def test_a_bad_spec_fails_when_the_functions_are_made():
     with pytest.raises(referee.SpecError):
         referee.trl.reward_func({"type": "nonesuch"})
+
+
+# Environments (``environment_factory``): TRL passes ``environments`` and multi-turn completions.
+ENV_SPEC = """
+grader:
+  type: weighted_sum
+  normalize: none
+  weights: [1.0, 0.5]
+  inputs:
+    - {type: state_match, name: booked, expected: "{{item.expected_state}}", mode: exact}
+    - {type: string_check, name: confirmed, operation: eq, reference: "{{item.confirmation}}",
+       input: "{{sample.messages[tool=book][-1].content}}"}
+"""
+BOOKED = {"bookings": [{"day": "tue", "time": "10:00"}]}
+
+
+def call(name: str, **arguments) -> dict:
+    """An assistant turn as TRL's response parser writes it: tool calls, no ids, no content."""
+    return {"role": "assistant",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+
+
+TOOL_TURN = {"role": "tool", "name": "book", "content": "booked tue 10:00"}
+LAST = {"role": "assistant", "content": "Done."}
+
+
+class PropEnv:
+    """The recommended form: a property (TRL offers public methods to the model as tools)."""
+
+    def __init__(self, bookings):
+        self.bookings = bookings
+
+    @property
+    def referee_state(self):
+        return {"bookings": self.bookings}
+
+
+class MethodEnv:
+    def __init__(self, state):
+        self._state = state
+
+    def referee_state(self):
+        return self._state
+
+
+class AttrEnv:
+    def __init__(self, state):
+        self.state = state
+
+
+class Opaque:
+    def book(self, day: str, time: str) -> str:
+        return "booked"
+
+
+class Broken:
+    @property
+    def referee_state(self):
+        raise RuntimeError("database closed")
+
+
+class AsyncEnv:
+    def __init__(self, state):
+        self._state = state
+
+    async def referee_state(self):
+        await asyncio.sleep(0)
+        return self._state
+
+
+def test_env_state_protocol():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Db:
+        bookings: list
+
+    from referee.trl import env_state
+
+    assert env_state(PropEnv([1])) == {"bookings": [1]}
+    assert env_state(MethodEnv({"a": 1})) == {"a": 1}
+    db = Db([1])
+    assert env_state(AttrEnv(db)) is db  # converted by the core, not here
+    assert env_state(Opaque()) is None and env_state(None) is None
+
+    class Both(MethodEnv):
+        state = {"not": "this"}
+
+    # `referee_state` wins, and its None means no state (`state` is not tried after it).
+    assert env_state(Both({"x": 1})) == {"x": 1}
+    assert env_state(Both(None)) is None
+    with pytest.raises(ValueError, match="Broken.referee_state: RuntimeError: database closed"):
+        env_state(Broken())
+    with pytest.raises(ValueError, match="asynchronous=True"):
+        env_state(AsyncEnv({"a": 1}))
+    assert asyncio.run(referee.trl.env_state_async(AsyncEnv({"a": 1}))) == {"a": 1}
+
+
+def test_env_rows_are_referee_rows():
+    from referee.trl import env_rows
+
+    prompt = [{"role": "user", "content": "Book tue 10:00."}]
+    c = [call("book", day="tue", time="10:00"), TOOL_TURN, LAST]
+    rows = env_rows([prompt, prompt, "q"], [c, [LAST], "text"],
+                    {"expected_state": [BOOKED] * 3, "environment": ["cal"] * 3,
+                     "trainer_state": [1, 2, 3]},
+                    [BOOKED, None, {"n": 1}])
+    assert rows[0] == {"item": {"expected_state": BOOKED, "environment": "cal", "prompt": prompt},
+                       "sample": {"messages": c, "state": BOOKED}}
+    assert rows[0]["sample"]["messages"] is c  # the trajectory as TRL built it
+    assert rows[1]["sample"] == {"messages": [LAST]}  # no state: no key
+    assert rows[2]["sample"] == {"output_text": "text", "state": {"n": 1}}
+
+
+def env_batch():
+    """Four rollouts of one prompt: booked right, a claim with no call, two bookings (the
+    confirmation text is right, the state is not), and an environment with no state."""
+    prompt = [{"role": "user", "content": "Book tue 10:00."}]
+    right = [call("book", day="tue", time="10:00"), TOOL_TURN, LAST]
+    claim = [{"role": "assistant", "content": "I booked tue 10:00 for you."}]
+    spray = [call("book", day="tue", time="11:00"),
+             {"role": "tool", "name": "book", "content": "booked tue 11:00"},
+             call("book", day="tue", time="10:00"), TOOL_TURN, LAST]
+    envs = [PropEnv(BOOKED["bookings"]), PropEnv([]),
+            AttrEnv({"bookings": [{"day": "tue", "time": "11:00"}, *BOOKED["bookings"]]}),
+            Opaque()]
+    kwargs = dict(prompts=[prompt] * 4, completions=[right, claim, spray, list(right)],
+                  completion_ids=[[1]] * 4, expected_state=[BOOKED] * 4,
+                  confirmation=["booked tue 10:00"] * 4, environments=envs)
+    return kwargs
+
+
+def test_environments_reach_the_spec(cli, tmp_path):
+    kwargs = env_batch()
+    booked, confirmed = referee.trl.reward_funcs(ENV_SPEC)
+    whole = referee.trl.reward_func(ENV_SPEC)
+    extra = {}
+    got_booked = booked(**kwargs, log_extra=lambda col, vals: extra.__setitem__(col, list(vals)))
+    got_confirmed = confirmed(**kwargs)
+    got = whole(**kwargs)
+    # The state decides the booking; the last `book` result decides the confirmation; the
+    # environment without state is not scored by any function (None, not 0).
+    assert got_booked == [1.0, 0.0, 0.0, None]
+    assert got_confirmed == [1.0, 0.0, 1.0, None]
+    assert got == [1.5, 0.0, 0.5, None]
+    assert extra["booked/status"] == ["ok", "ok", "ok", "missing_field"]
+    # The CLI on the same rows, written independently of the adapter.
+    states = [BOOKED, {"bookings": []}, kwargs["environments"][2].state, None]
+    rows = [{"item": {"prompt": p, "expected_state": e, "confirmation": k},
+             "sample": {"messages": c, **({"state": s} if s is not None else {})}}
+            for p, c, e, k, s in zip(kwargs["prompts"], kwargs["completions"],
+                                     kwargs["expected_state"], kwargs["confirmation"], states)]
+    spec = tmp_path / "env.yaml"
+    spec.write_text(ENV_SPEC)
+    want = cli(spec, rows)
+    assert got == [w["reward"] for w in want]
+    assert got_booked == [w["components"].get("booked") if w["reward"] is not None else None
+                          for w in want]
+
+
+def test_environments_async_and_unreadable_state(caplog):
+    kwargs = env_batch()
+    kwargs["environments"] = [AsyncEnv(BOOKED), Broken(), AsyncEnv({"bookings": []}), Opaque()]
+    whole = referee.trl.reward_func(ENV_SPEC, asynchronous=True)
+    with caplog.at_level("WARNING", logger="referee.trl"):
+        got = asyncio.run(whole(**kwargs))
+    assert got == [1.5, None, 0.5, None]  # the state that could not be read is not a 0
+    assert "1 of 4 environments" in caplog.text and "database closed" in caplog.text
+    # The synchronous form cannot await the getter: those states are unreadable, not scored.
+    sync = referee.trl.reward_func(ENV_SPEC)
+    assert sync(**kwargs) == [None, None, None, None]
+    with pytest.raises(ValueError, match="3 environments for 4 completions"):
+        sync(**{**kwargs, "environments": kwargs["environments"][:3]})

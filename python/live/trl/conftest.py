@@ -3,10 +3,12 @@ trained here and wrapped as a transformers fast tokenizer with TRL's Qwen3 chat 
 for parsed messages, TRL's Qwen3 response template), a random-weight Qwen2 model of width 32,
 and a ``rollout_func`` that hands TRL fixed completions (a random model writes gibberish, which
 scores 0 everywhere). Everything after the rollout is TRL's own: decoding or response parsing,
-``_calculate_rewards``, advantages, the loss, the logs."""
+with ``environment_factory`` its tool loop (the completions' calls run in the environments, the
+model writes the turn after each result), ``_calculate_rewards``, advantages, the loss, the logs."""
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections import defaultdict
@@ -54,17 +56,18 @@ COMPLETIONS = {
 _SPECIAL = ["<|endoftext|>", "<|im_start|>", END]
 
 
-def _corpus() -> list[str]:
-    texts = [t for ts in COMPLETIONS.values() for t in ts] + list(COMPLETIONS)
+def _corpus(completions: dict[str, list[str]]) -> list[str]:
+    texts = [t for ts in completions.values() for t in ts] + list(completions)
     texts += ["<|im_start|>user\n", "<|im_start|>assistant\n", "<|im_start|>system\n"]
     return texts * 4
 
 
-def make_tokenizer(parse: bool) -> PreTrainedTokenizerFast:
+def make_tokenizer(parse: bool, completions: Optional[dict] = None) -> PreTrainedTokenizerFast:
     """A byte-level BPE trained in-process (every text round-trips), as a transformers fast
     tokenizer with TRL's Qwen3 chat template. ``parse``: with TRL's Qwen3 response template,
     so GRPOTrainer parses completions into ``{"role", "reasoning_content", "content",
-    "tool_calls"}`` messages (transformers 5's response parsing)."""
+    "tool_calls"}`` messages (transformers 5's response parsing). ``completions``: the fixed
+    completions it is trained on (default ``COMPLETIONS``)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -72,7 +75,7 @@ def make_tokenizer(parse: bool) -> PreTrainedTokenizerFast:
         vocab_size=400, special_tokens=_SPECIAL, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(_corpus(), trainer)
+    tok.train_from_iterator(_corpus(completions or COMPLETIONS), trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token=END, pad_token="<|endoftext|>",
         clean_up_tokenization_spaces=False,
@@ -83,11 +86,11 @@ def make_tokenizer(parse: bool) -> PreTrainedTokenizerFast:
     return fast
 
 
-def make_model(tokenizer) -> Qwen2ForCausalLM:
+def make_model(tokenizer, max_positions: int = 256) -> Qwen2ForCausalLM:
     torch.manual_seed(0)
     config = Qwen2Config(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         bos_token_id=None, tie_word_embeddings=True,
     )
@@ -132,7 +135,9 @@ class FixedRollout:
 class Steps(TrainerCallback):
     """Per logging step: the trainer's logs and its completions table (``trainer._logs``: the
     prompts, completions, per-function rewards, ``log_extra`` columns and advantages of the
-    step's generation batch, exactly as TRL computed them)."""
+    step's generation batch, exactly as TRL computed them), and with ``environment_factory``
+    copies of the step's environment instances as the reward functions saw them (TRL resets
+    them only at the next generation)."""
 
     def __init__(self):
         self.trainer: Optional[GRPOTrainer] = None
@@ -149,26 +154,35 @@ class Steps(TrainerCallback):
             "rewards": {k: list(v) for k, v in t["rewards"].items()},
             "extra": {k: list(v) for k, v in t["extra"].items()},
             "advantages": list(t["advantages"]),
+            "environments": copy.deepcopy(self.trainer.environments),
         })
 
 
 def train(tmp_path: Path, rows: list[dict], reward_funcs, reward_weights=None, *, parse=False,
           batch: int = 8, generations: int = 4, steps: int = 2,
-          extra: Optional[dict] = None) -> list[dict]:
+          extra: Optional[dict] = None, completions: Optional[dict] = None,
+          environment_factory=None, max_completion_length: int = 64) -> list[dict]:
     """A real GRPOTrainer: ``steps`` optimizer steps on CPU, one log per step. Returns
-    ``Steps.steps``."""
-    tok = make_tokenizer(parse)
+    ``Steps.steps``. ``completions``: the fixed completions by prompt (default
+    ``COMPLETIONS``); ``environment_factory`` as TRL takes it (then TRL runs the tool calls of
+    those completions in the environments and the model writes the turn after each result)."""
+    completions = completions or COMPLETIONS
+    tok = make_tokenizer(parse, completions)
     args = GRPOConfig(
         output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, fp16=False,
         per_device_train_batch_size=batch, num_generations=generations,
-        max_completion_length=64, max_steps=steps, logging_steps=1, learning_rate=1e-3,
+        max_completion_length=max_completion_length, max_steps=steps, logging_steps=1,
+        learning_rate=1e-3,
         beta=0.0, report_to="none", save_strategy="no", seed=0,
         reward_weights=reward_weights, dataloader_num_workers=0,
     )
+    # Room for the prompt, the completion, tool results and the model's turns after them.
     trainer = GRPOTrainer(
-        model=make_model(tok), reward_funcs=reward_funcs, args=args,
+        model=make_model(tok, max_positions=4 * max_completion_length),
+        reward_funcs=reward_funcs, args=args,
         train_dataset=Dataset.from_list(rows), processing_class=tok,
-        rollout_func=FixedRollout(tok, COMPLETIONS, extra),
+        rollout_func=FixedRollout(tok, completions, extra),
+        environment_factory=environment_factory,
     )
     cb = Steps()
     cb.trainer = trainer
