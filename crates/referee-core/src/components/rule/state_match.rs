@@ -9,7 +9,8 @@
 //! paths left out of the comparison (`updated_at`, `bookings[].id`: `[]` means every element);
 //! `tolerance` (default 0): numbers match within this absolute difference; `reward`: `all`
 //! (default: 1 when everything matches, else 0) or `fraction` (the share of the expected state's
-//! leaf fields that match, so partial progress counts).
+//! leaf fields that match, so partial progress counts). An expected state given as JSON text
+//! (`"{\"table\": 7}"`, as verl's `ground_truth` strings are) is read as the JSON it spells.
 //!
 //! Lists are compared element by element, in order, and must have the same length in both modes:
 //! a booking list with one extra booking is not the expected one. Numbers compare by value (`7`
@@ -27,7 +28,8 @@
 //! *Score and failure modes:* 1 or 0 (`all`), or a fraction in [0, 1]. The trace lists each
 //! differing field with what was expected and what was found (the first 20). A rollout whose
 //! state lacks an expected field scores 0 for it: that is what the agent did not do. A row with
-//! no state at all, or no expected state, is a `missing_field` error: nobody can score it.
+//! no state at all, or no expected state (missing or `null`), is a `missing_field` error:
+//! nobody can score it.
 
 use crate::compile::{sync, At, Compiler, Number};
 use crate::node::{ScoreCtx, SyncComponent};
@@ -274,6 +276,22 @@ impl SyncComponent for StateMatch {
         let want = match self.expected.render_value(s) {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
+        };
+        // The dataset's side, read as datasets write it: `null` (a column Hugging Face filled
+        // for a row without one) is no expected state, and JSON text (verl's `ground_truth`
+        // strings) is the state it spells. Compared as they are, every rollout would score 0.
+        let want = match &*want {
+            Value::Null => {
+                return Outcome::error(
+                    "missing_field",
+                    format!("{}: the expected state is null", self.expected.source()),
+                )
+            }
+            Value::String(t) => match serde_json::from_str::<Value>(t) {
+                Ok(v @ (Value::Object(_) | Value::Array(_))) => std::borrow::Cow::Owned(v),
+                _ => want,
+            },
+            _ => want,
         };
         let got = match self.state.render_value(s) {
             Ok(v) => v,
