@@ -27,6 +27,7 @@ mod bleu;
 mod fuzzy;
 mod lcs;
 mod meteor;
+mod occurrences;
 mod porter;
 pub mod reasoning;
 mod rouge;
@@ -35,6 +36,7 @@ pub mod tokenize;
 pub use bleu::{bleu, bleu_tokens, gleu, gleu_tokens};
 pub use fuzzy::fuzzy_match;
 pub use meteor::{meteor, meteor_tokens};
+pub use occurrences::{has_token, token_occurrences, whole_at};
 pub use rouge::{rouge_l, rouge_n};
 pub use tokenize::{rouge_tokens, word_punct};
 

@@ -7,6 +7,7 @@
 //! is unknown or not found in its output: a variant that might be right is no test.
 
 use crate::text::reasoning::strip_reasoning;
+pub use crate::text::token_occurrences;
 
 /// One adversarial output: what it is called in the report, and its text.
 #[derive(Debug, Clone, PartialEq)]
@@ -499,43 +500,6 @@ pub fn wrong_answers(gold: &str) -> Vec<String> {
     } else {
         vec![reversed]
     }
-}
-
-/// Byte offsets where `needle` occurs as a whole token: not glued to a letter or digit on an
-/// alphanumeric edge, and a number not inside a longer number (`4` is not in `14`, `3.4`, `4,000`).
-pub fn token_occurrences(text: &str, needle: &str) -> Vec<usize> {
-    let needle = needle.trim();
-    if needle.is_empty() {
-        return Vec::new();
-    }
-    let first = needle.chars().next().expect("non-empty");
-    let last = needle.chars().next_back().expect("non-empty");
-    text.match_indices(needle)
-        .map(|(i, _)| i)
-        .filter(|&i| {
-            let before = text[..i].chars().next_back();
-            let after_s = &text[i + needle.len()..];
-            let mut after = after_s.chars();
-            let a1 = after.next();
-            let a2 = after.next();
-            let b2 = text[..i].chars().rev().nth(1);
-            let glued_before = first.is_alphanumeric()
-                && before.is_some_and(|b| {
-                    b.is_alphanumeric()
-                        || (first.is_ascii_digit()
-                            && matches!(b, '.' | ',')
-                            && b2.is_some_and(|c| c.is_ascii_digit()))
-                });
-            let glued_after = last.is_alphanumeric()
-                && a1.is_some_and(|a| {
-                    a.is_alphanumeric()
-                        || (last.is_ascii_digit()
-                            && matches!(a, '.' | ',')
-                            && a2.is_some_and(|c| c.is_ascii_digit()))
-                });
-            !glued_before && !glued_after
-        })
-        .collect()
 }
 
 #[cfg(test)]
