@@ -20,6 +20,7 @@ pub use transcript::{MAX_CHARS, MAX_RESULT_CHARS, MAX_TURN_CHARS};
 
 use crate::sample::Sample;
 use serde_json::Value;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
 
 /// The rollout, turn by turn.
@@ -74,6 +75,84 @@ impl Call {
     pub fn succeeded(&self, t: &Trajectory) -> bool {
         self.result.is_some_and(|r| !t.turns[r].error)
     }
+
+    /// Whether the call was answered with an error.
+    pub fn failed(&self, t: &Trajectory) -> bool {
+        self.result.is_some_and(|r| t.turns[r].error)
+    }
+
+    /// The arguments in one canonical form, so that two calls are the same call exactly when
+    /// these and the names are equal: parsed arguments as [`canonical_json`] (key order,
+    /// whitespace and `1` against `1.0` make no difference); arguments that are not a JSON
+    /// object as written, trimmed (tagged apart, so no text can pass for an object).
+    pub fn canonical_arguments(&self) -> String {
+        match &self.arguments {
+            Some(m) => {
+                let mut out = String::with_capacity(self.arguments_text.len());
+                canonical_object(m, &mut out);
+                out
+            }
+            None => format!("raw:{}", self.arguments_text.trim()),
+        }
+    }
+}
+
+/// A JSON value written one way only: object keys sorted, no whitespace, numbers by value
+/// (integers as integers, `1.0` as `1`), strings as JSON strings. Equal texts mean values
+/// equal as JSON, which is how calls and expected arguments are compared.
+pub fn canonical_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => canonical_object(m, out),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        Value::Number(n) => out.push_str(&canonical_number(n)),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn canonical_object(m: &serde_json::Map<String, Value>, out: &mut String) {
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (i, k) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(k.clone()).to_string());
+        out.push(':');
+        write_canonical(&m[k.as_str()], out);
+    }
+    out.push('}');
+}
+
+/// Integers exactly; other numbers by their `f64` value, whole ones as integers (`7.0` is `7`).
+fn canonical_number(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    match n.as_f64() {
+        // Below 2^53 a whole f64 is an exact integer.
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => (f as i64).to_string(),
+        Some(f) if f.is_finite() => f.to_string(),
+        _ => n.to_string(),
+    }
 }
 
 impl Turn {
@@ -102,6 +181,7 @@ impl Trajectory {
 
     pub fn from_messages(msgs: &[Value]) -> Trajectory {
         let mut t = Trajectory::default();
+        let mut open = Open::default();
         for (index, m) in msgs.iter().enumerate() {
             let role = m.get("role").and_then(Value::as_str).unwrap_or("");
             let text = content_text(m.get("content").unwrap_or(&Value::Null));
@@ -112,12 +192,16 @@ impl Trajectory {
                         .find_map(|k| m.get(*k).and_then(Value::as_str))
                         .filter(|r| !r.trim().is_empty())
                         .map(str::to_string);
+                    let start = t.calls.len();
                     t.push_assistant(index, text, reasoning, m.get("tool_calls"));
+                    for c in start..t.calls.len() {
+                        open.add(c, &t.calls[c]);
+                    }
                 }
                 "tool" => {
                     let name = m.get("name").and_then(Value::as_str).map(str::to_string);
                     let id = m.get("tool_call_id").and_then(Value::as_str);
-                    let answers = t.answered_by(id, name.as_deref());
+                    let answers = open.answer(&t.calls, id, name.as_deref());
                     let turn = t.turns.len();
                     if let Some(c) = answers {
                         t.calls[c].result = Some(turn);
@@ -207,19 +291,6 @@ impl Trajectory {
         });
     }
 
-    /// The call a `tool` turn answers (see the module doc), among the unanswered ones made
-    /// before it.
-    fn answered_by(&self, id: Option<&str>, name: Option<&str>) -> Option<usize> {
-        let open = |c: &&Call| c.result.is_none();
-        let mut calls = self.calls.iter().enumerate();
-        match (id, name) {
-            (Some(id), _) => calls.find(|(_, c)| open(c) && c.id.as_deref() == Some(id)),
-            (None, Some(n)) => calls.find(|(_, c)| open(c) && c.id.is_none() && c.name == n),
-            (None, None) => calls.find(|(_, c)| open(c) && c.id.is_none()),
-        }
-        .map(|(i, _)| i)
-    }
-
     /// The assistant's turns.
     pub fn assistant_turns(&self) -> impl Iterator<Item = &Turn> {
         self.turns.iter().filter(|t| t.is("assistant"))
@@ -238,6 +309,54 @@ impl Trajectory {
     /// The text of a call's result, when it has one.
     pub fn result_text(&self, c: &Call) -> Option<&str> {
         c.result.map(|r| self.turns[r].text.as_str())
+    }
+}
+
+/// The calls not answered yet while the messages are read, kept so that finding the call a
+/// `tool` turn answers (see the module doc) costs no scan of every earlier call: a rollout of
+/// thousands of calls is read in linear time.
+#[derive(Default)]
+struct Open {
+    /// Unanswered calls with an id, per id, oldest first.
+    by_id: HashMap<String, VecDeque<usize>>,
+    /// Unanswered calls without an id, per name, oldest first.
+    idless_by_name: HashMap<String, VecDeque<usize>>,
+    /// Unanswered calls without an id.
+    idless: BTreeSet<usize>,
+}
+
+impl Open {
+    fn add(&mut self, i: usize, c: &Call) {
+        if let Some(id) = &c.id {
+            self.by_id.entry(id.clone()).or_default().push_back(i);
+        } else {
+            self.idless_by_name
+                .entry(c.name.clone())
+                .or_default()
+                .push_back(i);
+            self.idless.insert(i);
+        }
+    }
+
+    /// The call a `tool` turn answers, taken off the open calls: by id when the turn has one,
+    /// else the oldest open id-less call of its name, else the oldest open id-less call.
+    fn answer(&mut self, calls: &[Call], id: Option<&str>, name: Option<&str>) -> Option<usize> {
+        match (id, name) {
+            (Some(id), _) => self.by_id.get_mut(id)?.pop_front(),
+            (None, Some(n)) => {
+                let c = self.idless_by_name.get_mut(n)?.pop_front()?;
+                self.idless.remove(&c);
+                Some(c)
+            }
+            (None, None) => {
+                let c = self.idless.pop_first()?;
+                // The oldest open id-less call is the oldest of its name too.
+                if let Some(q) = self.idless_by_name.get_mut(&calls[c].name) {
+                    q.pop_front();
+                }
+                Some(c)
+            }
+        }
     }
 }
 
@@ -363,6 +482,167 @@ mod tests {
             (Some(7), Some(30.0))
         );
         assert_eq!((t.turns[2].tokens, t.turns[2].latency_ms), (None, None));
+    }
+
+    #[test]
+    fn identical_calls_have_one_canonical_form() {
+        let t = traj(&json!([
+            {"role": "assistant", "tool_calls": [
+                {"name": "f", "arguments": "{\"a\": 1, \"b\": {\"y\": [1.0, \"x\"], \"x\": null}}"},
+                {"name": "f", "arguments": {"b": {"x": null, "y": [1, "x"]}, "a": 1.0}},
+                {"name": "f", "arguments": "{\"a\": \"1\", \"b\": {\"x\": null, \"y\": [1, \"x\"]}}"},
+                {"name": "f", "arguments": " not json "},
+                {"name": "f", "arguments": "{\"a\": 1"}]}
+        ]));
+        let c: Vec<String> = t.calls.iter().map(Call::canonical_arguments).collect();
+        assert_eq!(c[0], r#"{"a":1,"b":{"x":null,"y":[1,"x"]}}"#);
+        assert_eq!(
+            c[0], c[1],
+            "key order, whitespace and 1.0 against 1 do not count"
+        );
+        assert_ne!(c[0], c[2], "a string is not the number it spells");
+        assert_eq!(c[3], "raw:not json");
+        assert_eq!(
+            c[4], r#"raw:{"a": 1"#,
+            "broken JSON is text, never an object"
+        );
+        assert_eq!(
+            canonical_json(&json!(12_345_678_901_234_567_890_u64)),
+            "12345678901234567890"
+        );
+        assert_eq!(canonical_json(&json!(0.5)), "0.5");
+    }
+
+    #[test]
+    fn pairing_mixes_ids_names_and_order_and_stays_linear() {
+        let t = traj(&json!([
+            {"role": "assistant", "tool_calls": [
+                {"name": "a", "arguments": "{}"}, {"id": "x", "name": "b", "arguments": "{}"},
+                {"name": "b", "arguments": "{}"}, {"name": "a", "arguments": "{}"},
+                {"id": "x", "name": "c", "arguments": "{}"}]},
+            {"role": "tool", "name": "a", "content": "1"},
+            {"role": "tool", "content": "2"},
+            {"role": "tool", "tool_call_id": "x", "content": "3"},
+            {"role": "tool", "tool_call_id": "x", "content": "4"},
+            {"role": "tool", "tool_call_id": "x", "content": "5"},
+            {"role": "tool", "name": "b", "content": "6"},
+            {"role": "tool", "content": "7"}
+        ]));
+        let results: Vec<Option<&str>> = t.calls.iter().map(|c| t.result_text(c)).collect();
+        // By name: the first `a`; in order: the oldest id-less left (`b`, the third call); by id:
+        // the two calls with id `x`, oldest first, then nothing; by name `b`: none is left.
+        assert_eq!(
+            results,
+            [Some("1"), Some("3"), Some("2"), Some("7"), Some("4")]
+        );
+        assert_eq!(t.turns[5].answers, None);
+        assert_eq!(t.turns[6].answers, None);
+
+        let mut msgs = Vec::new();
+        for i in 0..20_000 {
+            msgs.push(json!({"role": "assistant", "tool_calls": [
+                {"id": format!("c{i}"), "name": "f", "arguments": "{}"}, {"name": "g", "arguments": "{}"}]}));
+            msgs.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": "ok"}));
+        }
+        let started = std::time::Instant::now();
+        let t = Trajectory::from_messages(&msgs);
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert_eq!(t.calls[39_998].result, Some(39_999));
+        assert_eq!(t.calls[39_999].result, None);
+    }
+
+    /// The pairing rule of the module doc, written as the plain scan it describes.
+    fn pairing_by_scan(msgs: &[Value]) -> Vec<Option<usize>> {
+        // (id, name, answered) per call; the answer per tool turn.
+        let mut calls: Vec<(Option<String>, String, bool)> = Vec::new();
+        let mut answers = Vec::new();
+        for m in msgs {
+            let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+            match m["role"].as_str() {
+                Some("assistant") => {
+                    for c in m["tool_calls"].as_array().into_iter().flatten() {
+                        calls.push((s_of(c, "id"), s_of(c, "name").unwrap_or_default(), false));
+                    }
+                }
+                Some("tool") => {
+                    let (id, name) = (s("tool_call_id"), s("name"));
+                    let hit = calls.iter().position(|(cid, cname, done)| {
+                        !done
+                            && match (&id, &name) {
+                                (Some(i), _) => cid.as_ref() == Some(i),
+                                (None, Some(n)) => cid.is_none() && cname == n,
+                                (None, None) => cid.is_none(),
+                            }
+                    });
+                    if let Some(h) = hit {
+                        calls[h].2 = true;
+                    }
+                    answers.push(hit);
+                }
+                _ => {}
+            }
+        }
+        answers
+    }
+
+    fn s_of(v: &Value, k: &str) -> Option<String> {
+        v.get(k).and_then(Value::as_str).map(str::to_string)
+    }
+
+    #[test]
+    fn pairing_agrees_with_the_plain_scan_on_random_rollouts() {
+        let mut x: u64 = 7;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        let ids = [None, Some("a"), Some("b"), Some("c")];
+        let names = [None, Some("f"), Some("g")];
+        for _ in 0..300 {
+            let mut msgs = Vec::new();
+            for _ in 0..next(12) {
+                let (id, name) = (ids[next(4) as usize], names[next(3) as usize]);
+                let mut m = serde_json::Map::new();
+                if next(2) == 0 {
+                    let calls: Vec<Value> = (0..next(3))
+                        .map(|_| {
+                            let mut c =
+                                json!({"name": names[1 + next(2) as usize], "arguments": "{}"});
+                            if let Some(i) = ids[next(4) as usize] {
+                                c["id"] = json!(i);
+                            }
+                            c
+                        })
+                        .collect();
+                    m.insert("role".into(), json!("assistant"));
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                } else {
+                    m.insert("role".into(), json!("tool"));
+                    if let Some(i) = id {
+                        m.insert("tool_call_id".into(), json!(i));
+                    }
+                    if let Some(n) = name {
+                        m.insert("name".into(), json!(n));
+                    }
+                }
+                msgs.push(Value::Object(m));
+            }
+            let t = Trajectory::from_messages(&msgs);
+            let got: Vec<Option<usize>> = t
+                .turns
+                .iter()
+                .filter(|u| u.is("tool"))
+                .map(|u| u.answers)
+                .collect();
+            assert_eq!(
+                got,
+                pairing_by_scan(&msgs),
+                "{}",
+                Value::Array(msgs.clone())
+            );
+        }
     }
 
     #[test]
