@@ -54,6 +54,7 @@ pub const REASONS: &[Reason] = &[
     r("bad_schema", "item", "The row's JSON Schema is not JSON, or not a valid schema: fix the row's schema."),
     r("bad_tools", "item", "The row's tool definitions cannot be read: give OpenAI-style function definitions."),
     r("bad_expected_calls", "item", "The row's expected tool calls cannot be read: give a list of `{name, arguments}`."),
+    r("bad_min_calls", "item", "The row's minimal number of tool calls (tool_trace's `min_calls`) is not a non-negative number: fix the row or the template."),
     r("bad_instructions", "item", "The row's IFEval instruction list cannot be read (not a list, ids and kwargs of different lengths, an unreadable label): fix the row."),
     r("no_instructions", "item", "The row's IFEval instruction list is empty, so nothing can be checked: drop the row or give instructions."),
     r("unknown_instruction", "item", "An instruction id is neither IFEval's nor open-instruct's, so Referee cannot check it: fix the row's id."),

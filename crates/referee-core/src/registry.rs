@@ -257,6 +257,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::tool_call::compile,
     },
     ComponentInfo {
+        type_name: "tool_trace",
+        group: "rule",
+        source: src!("rule/tool_trace.rs"),
+        schema: schema_of::<r::tool_trace::ToolTraceSpec>,
+        compile: r::tool_trace::compile,
+    },
+    ComponentInfo {
         type_name: "weighted_sum",
         group: "combinator",
         source: src!("combinator/weighted_sum.rs"),

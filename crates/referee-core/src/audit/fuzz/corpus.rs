@@ -26,7 +26,8 @@
 //!   than the type, and is skipped.
 //!
 //! Structured outputs travel with the text: an entry given as a `row` with `output_tools` keeps
-//! its calls. An entry whose row has a `state` (an agent's final state) is bound to its item.
+//! its calls. An entry whose row has a `state` (an agent's final state) or `messages` (its
+//! trajectory) is bound to its item.
 
 use super::families::{token_occurrences, Variant};
 use super::{gold_paths, gold_text};
@@ -67,6 +68,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "string_check.yaml",
     "text_similarity.yaml",
     "tool_call.yaml",
+    "tool_trace.yaml",
     "weighted_sum.yaml",
 );
 
@@ -180,13 +182,14 @@ impl CorpusFile {
             if !should_fail(e.get("expect")) || e.get("spec").is_some() {
                 continue;
             }
-            // An entry whose hack is in the environment's final state is bound to its own
-            // expected state: its text on another row's state would test nothing.
+            // An entry whose hack is in the environment's final state or in its trajectory
+            // (the messages: calls, results, orphans) is bound to its own row: its final text
+            // on another row's state or rollout would test nothing.
             let (text, tools, item, stateful) = if let Some(row) = e.get("row") {
                 let s = InputMapping::default()
                     .sample(row.clone())
                     .map_err(|err| format!("{name} `{title}`: bad row: {}", err.message))?;
-                let stateful = s.state.is_some();
+                let stateful = s.state.is_some() || s.messages.is_some();
                 (s.output_text, s.output_tools, s.item, stateful)
             } else if let Some(t) = e.get("output").and_then(Value::as_str) {
                 (

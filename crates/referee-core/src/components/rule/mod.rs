@@ -13,3 +13,4 @@ pub mod regex;
 mod scan;
 pub mod state_match;
 pub mod tool_call;
+pub mod tool_trace;
