@@ -23,8 +23,10 @@
 //!     `arguments: {table_id: "{{item.table}}"}` counts only calls whose arguments include these
 //!     (compared as JSON, so numbers compare by value and `"7"` is not `7`; string values may be
 //!     templates). With `before: [update_order, refund]`, every call to those tools must instead
-//!     come after a successful call, that is, after a turn holding its result (calls to the
-//!     required tools themselves are not gated). Each call that does not is one violation.
+//!     come after a successful call, that is, after a turn holding its result. Calls to a tool
+//!     the rule names as required are not gated by it; `"*"` names none, so `{require: "*",
+//!     before: book}` wants some successful call before each `book`. Each call that does not
+//!     come after one is a violation.
 //!   - `forbid: delete_account` (or a list, or `"*"`): every call is a violation. `arguments`
 //!     narrows it to calls with those arguments. With `after: transfer_to_human`, only the calls
 //!     made after the first call to one of those tools are violations.

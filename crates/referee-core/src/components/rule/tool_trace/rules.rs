@@ -172,8 +172,12 @@ impl Rule {
                     })
                     .collect();
                 for (i, c) in t.calls.iter().enumerate() {
-                    // A call to a required tool is never gated by the rule that requires it.
-                    if !gated.has(&c.name) || tools.iter().any(|x| x.has(&c.name)) {
+                    // A call to a tool the rule names as required is never gated by it (`"*"`
+                    // names none: `{require: "*", before: book}` wants some success first).
+                    let named = tools
+                        .iter()
+                        .any(|x| matches!(x, Tools::Only(_)) && x.has(&c.name));
+                    if !gated.has(&c.name) || named {
                         continue;
                     }
                     // Known before this call: the result came in a turn before the call's.
@@ -261,8 +265,8 @@ impl Rule {
                                 if *from_user { " nor user message" } else { "" }
                             ),
                             Err(budget) => format!(
-                                "`{dotted}` not traced: the rollout has more text to search than \
-                                 {budget} bytes"
+                                "`{dotted}` not traced: the rollout holds more than {budget} \
+                                 candidate occurrences to check"
                             ),
                         };
                         v.add(Some(i), || why);
