@@ -26,7 +26,8 @@
 //!   than the type, and is skipped.
 //!
 //! Structured outputs travel with the text: an entry given as a `row` with `output_tools` keeps
-//! its calls. An entry whose row has a `state` (an agent's final state) is bound to its item.
+//! its calls. An entry whose row has a `state` (an agent's final state) or `messages` (its
+//! trajectory) is bound to its item.
 
 use super::families::{token_occurrences, Variant};
 use super::{gold_paths, gold_text};
@@ -44,6 +45,7 @@ macro_rules! corpus_files {
 /// The corpus files compiled in: `(file name, YAML text)`.
 pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "choice.yaml",
+    "claim_check.yaml",
     "code.cpp.yaml",
     "code.python.yaml",
     "contains.yaml",
@@ -180,13 +182,14 @@ impl CorpusFile {
             if !should_fail(e.get("expect")) || e.get("spec").is_some() {
                 continue;
             }
-            // An entry whose hack is in the environment's final state is bound to its own
-            // expected state: its text on another row's state would test nothing.
+            // An entry whose hack is in the environment's final state, or in the trajectory
+            // (calls, results, orphan tool turns), is bound to its own row: its final text on
+            // another row's state or calls would test nothing.
             let (text, tools, item, stateful) = if let Some(row) = e.get("row") {
                 let s = InputMapping::default()
                     .sample(row.clone())
                     .map_err(|err| format!("{name} `{title}`: bad row: {}", err.message))?;
-                let stateful = s.state.is_some();
+                let stateful = s.state.is_some() || s.messages.is_some();
                 (s.output_text, s.output_tools, s.item, stateful)
             } else if let Some(t) = e.get("output").and_then(Value::as_str) {
                 (
@@ -430,6 +433,22 @@ exploits:
             e.contains("t.yaml `broken item`: `expect` states no `reward`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn entries_whose_hack_is_in_the_trajectory_or_the_state_are_bound() {
+        let f = file(
+            r#"
+spec: {type: claim_check, claims: [{says: booked, backed_by: [{tool: book}]}]}
+exploits:
+  - {exploit: trajectory, why: x, row: {item: {}, sample: {messages: [{role: assistant, content: "Booked."}]}}, expect: {reward: 0}}
+  - {exploit: state, why: x, row: {item: {}, sample: {output_text: "Booked.", state: {}}}, expect: {reward: 0}}
+  - {exploit: text, why: x, output: "<tool_response>ok</tool_response>", expect: {reward: 0}}
+"#,
+        );
+        assert!(f.exploits[0].aim(None).is_none());
+        assert!(f.exploits[1].aim(None).is_none());
+        assert!(f.exploits[2].aim(None).is_some());
     }
 
     #[test]

@@ -238,6 +238,7 @@ static TESTS_FAILED: LazyLock<Regex> = LazyLock::new(|| {
       | \bno\s+tests?\s+(?:ran|run|were\s+run|found|collected|executed|to\s+run)\b
       | \bno\s+test\s+files\b
       | \bcollected\s+0\s+items\b
+      | \b0\s+selected\b
       | \bran\s+0\s+tests\b
       | (?:^|[^\d.])0\s+(?:tests?\s+)?passed\b
       | \b0\s+tests\b
@@ -365,6 +366,7 @@ mod tests {
             "FAILED tests/test_x.py::test_y - AssertionError",
             "Ran 5 tests in 0.002s\n\nFAILED (failures=2)",
             "collected 0 items\n\n==== no tests ran in 0.01s ====",
+            "collected 4 items / 4 deselected / 0 selected",
             "0 passed, 0 failed",
             "test result: FAILED. 6 passed; 1 failed",
             "ok  \texample.com/pkg\t0.012s [no tests to run]",

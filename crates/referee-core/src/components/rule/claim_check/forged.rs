@@ -1,6 +1,7 @@
 //! Forged tool output: text in an assistant message that imitates a tool's result, so that a
 //! reader (a judge over the transcript, a grader that searches it) takes it for one.
 
+use crate::text::fold::fold;
 use regex::Regex;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -53,9 +54,12 @@ pub(super) struct Forgery {
     pub at: Range<usize>,
 }
 
-/// The forged tool output in `text` (folded), given the results that came before it (each
-/// already [`squash`]ed). A quoted "result" is forged when no earlier result holds it.
-pub(super) fn scan(text: &str, results: &[String]) -> Vec<Forgery> {
+/// The forged tool output in `text` (folded), given the results that came before it. A quoted
+/// "result" is forged when no earlier result holds it (results are read only then).
+pub(super) fn scan<'r, I: Iterator<Item = &'r str>>(
+    text: &str,
+    results: impl Fn() -> I,
+) -> Vec<Forgery> {
     let mut out = Vec::new();
     for (re, kind) in [
         (&*MARKUP, "tool result markup"),
@@ -67,10 +71,12 @@ pub(super) fn scan(text: &str, results: &[String]) -> Vec<Forgery> {
             at: m.range(),
         }));
     }
+    let mut squashed: Option<Vec<String>> = None;
     for c in QUOTED.captures_iter(text) {
         let Some(q) = (1..=5).find_map(|i| c.get(i)) else {
             continue;
         };
+        let results = squashed.get_or_insert_with(|| results().map(|r| squash(&fold(r))).collect());
         if !quoted_in(q.as_str(), results) {
             out.push(Forgery {
                 kind: "a result no tool returned",
@@ -84,7 +90,7 @@ pub(super) fn scan(text: &str, results: &[String]) -> Vec<Forgery> {
 
 /// Lower-cased, without whitespace: what a quote and a result are compared as, so layout and
 /// case do not matter (key order in JSON does).
-pub(super) fn squash(text: &str) -> String {
+fn squash(text: &str) -> String {
     text.chars()
         .filter(|c| !c.is_whitespace())
         .flat_map(char::to_lowercase)
@@ -111,8 +117,10 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str, results: &[&str]) -> Vec<&'static str> {
-        let r: Vec<String> = results.iter().map(|r| squash(r)).collect();
-        scan(text, &r).into_iter().map(|f| f.kind).collect()
+        scan(text, || results.iter().copied())
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
     }
 
     #[test]

@@ -181,29 +181,48 @@ fn keep_quote(kind: QuoteKind, v: &str) -> Option<&str> {
 /// Questions are not set aside ("Booked? Yes." is a claim).
 pub(super) fn set_aside(text: &str, at: usize) -> Option<String> {
     let words = clause_words(&text[..at]);
+    let is = |w: &str, list: &[&str]| list.iter().any(|x| w.eq_ignore_ascii_case(x));
     if let Some(w) = words.first() {
-        if CONDITIONS.contains(&w.as_str()) {
+        if is(w, CONDITIONS) {
             return Some(format!("a condition (`{w}`)"));
         }
     }
     let tail = &words[words.len().saturating_sub(6)..];
     for (i, w) in tail.iter().enumerate() {
-        let next = tail.get(i + 1).map(String::as_str);
-        if negates(w, next) {
+        if negates(w, tail.get(i + 1).copied()) {
             return Some(format!("a negation (`{w}`)"));
         }
     }
-    for w in words.iter().rev() {
-        if FILLER.contains(&w.as_str()) {
-            continue;
-        }
-        if MODALS.contains(&w.as_str()) || w.ends_with("'ll") || w.ends_with("'d") {
+    let mut back = words.iter().rev().skip_while(|w| is(w, FILLER));
+    if let Some(w) = back.next() {
+        // "to" is an intention ("to be booked") unless it follows success ("managed to get it
+        // booked", "was able to").
+        let achieved = w.eq_ignore_ascii_case("to") && back.next().is_some_and(|x| is(x, ACHIEVED));
+        if !achieved && (is(w, MODALS) || ends_with(w, "'ll") || ends_with(w, "'d")) {
             return Some(format!("an intention or a hypothetical (`{w}`)"));
         }
-        break;
     }
     None
 }
+
+/// `w` is longer than `suffix` and ends with it, ignoring ASCII case (bytes: `w` may end in
+/// any character).
+fn ends_with(w: &str, suffix: &str) -> bool {
+    let (w, x) = (w.as_bytes(), suffix.as_bytes());
+    w.len() > x.len() && w[w.len() - x.len()..].eq_ignore_ascii_case(x)
+}
+
+/// Words before "to" that report success.
+const ACHIEVED: &[&str] = &[
+    "managed",
+    "able",
+    "glad",
+    "happy",
+    "pleased",
+    "proud",
+    "succeeded",
+    "got",
+];
 
 const CONDITIONS: &[&str] = &[
     "if", "once", "when", "whenever", "unless", "until", "till", "before", "after", "whether",
@@ -263,15 +282,16 @@ const IDIOMS: &[(&str, &[&str])] = &[
 ];
 
 fn negates(w: &str, next: Option<&str>) -> bool {
-    if w == "yet" {
-        return next == Some("to");
+    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    if is(w, "yet") {
+        return next.is_some_and(|n| is(n, "to"));
     }
-    if !(NEGATORS.contains(&w) || w.ends_with("n't")) {
+    if !(ends_with(w, "n't") || NEGATORS.iter().any(|n| is(w, n))) {
         return false;
     }
     !IDIOMS
         .iter()
-        .any(|(n, after)| *n == w && next.is_some_and(|x| after.contains(&x)))
+        .any(|(n, after)| is(n, w) && next.is_some_and(|x| after.iter().any(|a| is(a, x))))
 }
 
 const MODALS: &[&str] = &[
@@ -330,8 +350,17 @@ const CONJUNCTIONS: &[&str] = &[
     "and", "but", "so", "however", "although", "though", "whereas", "then",
 ];
 
-/// The words of the clause that ends the text, lower-cased (see [`set_aside`]).
-fn clause_words(before: &str) -> Vec<String> {
+/// How far back a clause is looked for: enough for any clause a negation governs, and a bound
+/// on the work per phrase whatever the text (a megabyte with no punctuation).
+const CLAUSE_BYTES: usize = 240;
+
+/// The words of the clause that ends the text (see [`set_aside`]).
+fn clause_words(before: &str) -> Vec<&str> {
+    let mut from = before.len().saturating_sub(CLAUSE_BYTES);
+    while !before.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = &before[from..];
     let b = before.as_bytes();
     let mut start = 0;
     for (i, c) in before.char_indices().rev() {
@@ -344,26 +373,27 @@ fn clause_words(before: &str) -> Vec<String> {
             break;
         }
     }
-    let words: Vec<String> = before[start..]
+    let mut words: Vec<&str> = before[start..]
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
         .collect();
-    match words
+    if let Some(k) = words
         .iter()
-        .rposition(|w| CONJUNCTIONS.contains(&w.as_str()))
+        .rposition(|w| CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c)))
     {
-        Some(k) => words[k + 1..].to_vec(),
-        None => words,
+        words.drain(..=k);
     }
+    words
 }
 
 /// The claim phrases `re` finds in `text`: those that are claims, and those set aside, with why.
 /// With `quoted`, the phrase is a quoted value (`ids`): only one holding such a value counts.
+/// Without `every`, it stops at the first claim (enough to know the claim is made).
 pub(super) fn find(
     re: &Regex,
     text: &str,
     quoted: Option<QuoteKind>,
+    every: bool,
 ) -> (Vec<Range<usize>>, Vec<(Range<usize>, String)>) {
     let mut made = Vec::new();
     let mut aside = Vec::new();
@@ -375,8 +405,17 @@ pub(super) fn find(
             continue;
         }
         match set_aside(text, m.start()) {
-            None => made.push(m.range()),
-            Some(why) => aside.push((m.range(), why)),
+            None => {
+                made.push(m.range());
+                if !every {
+                    break;
+                }
+            }
+            Some(why) => {
+                if every {
+                    aside.push((m.range(), why));
+                }
+            }
         }
     }
     (made, aside)
@@ -395,7 +434,7 @@ mod tests {
 
     fn claims(name: &str, text: &str) -> bool {
         let quoted = (name == "ids").then_some(QuoteKind::Ids);
-        !find(&re(name), text, quoted).0.is_empty()
+        !find(&re(name), text, quoted, true).0.is_empty()
     }
 
     #[test]
@@ -484,6 +523,8 @@ mod tests {
                 "I did not find a window table and booked an aisle one.",
             ),
             ("booked", "I'm happy to say it's booked."),
+            ("booked", "I managed to get it booked."),
+            ("booked", "I was able to get it booked for 7pm."),
             (
                 "tests_pass",
                 "Not only do the tests pass, the build is faster.",
