@@ -33,8 +33,11 @@
 //!     its first group, else the match);
 //!   - `quoted_in`: where quoted values are looked for: `results` (the results of calls made
 //!     before the claim, to the claim's `tool`s when it names some; errors included: quoting
-//!     an error's number is not inventing it), `arguments` (those calls' arguments), `state`.
-//!     Default `[results, state]`, for `paths` `[arguments, results, state]`;
+//!     an error's number is not inventing it), `arguments` (those calls' arguments), `state`,
+//!     `prompt` (the user's and system messages before it: an order number the user gave).
+//!     Default `[results, state, prompt]`, for `paths` `[arguments, results, state, prompt]`.
+//!     A value is found as a whole token, case aside, after folding: `B22` is not in `B2277`,
+//!     and a reformatted one (`B-22` for `B22`) is not found;
 //!   - `name`: the claim's name in the trace (default: the preset, else `claim N`).
 //! - `turns`: `final` (default: the last assistant message that says something) or `all`
 //!   (every assistant message; each claim needs its backing before its own message).
@@ -204,6 +207,8 @@ pub enum QuotedIn {
     Results,
     Arguments,
     State,
+    /// The user's and system messages before the claim (a number the user gave is not invented).
+    Prompt,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -343,10 +348,13 @@ fn compile_claim(c: &ClaimSpec, i: usize, cx: &mut Compiler, at: &At) -> Option<
             Vec::new()
         }
         Some(q) => q.clone(),
-        None if matches!(quotes, Some(Some((QuoteKind::Paths, _)))) => {
-            vec![QuotedIn::Arguments, QuotedIn::Results, QuotedIn::State]
-        }
-        None => vec![QuotedIn::Results, QuotedIn::State],
+        None if matches!(quotes, Some(Some((QuoteKind::Paths, _)))) => vec![
+            QuotedIn::Arguments,
+            QuotedIn::Results,
+            QuotedIn::State,
+            QuotedIn::Prompt,
+        ],
+        None => vec![QuotedIn::Results, QuotedIn::State, QuotedIn::Prompt],
     };
     let mut backed_by = Vec::new();
     for (j, e) in c.backed_by.iter().enumerate() {
@@ -534,9 +542,12 @@ impl ClaimCheck {
             Cow::Owned(t) => Cow::Owned(fold(&t).into_owned()),
         }
     }
+}
 
-    /// Where a claim's quoted values may be found, for a claim in turn `before`.
-    fn haystack(&self, c: &Claim, s: &Sample, t: &Trajectory, before: usize) -> Haystack {
+impl Claim {
+    /// Where the claim's quoted values may be found, for a claim in turn `before`.
+    fn haystack(&self, s: &Sample, t: &Trajectory, before: usize) -> Haystack {
+        let c = self;
         let mut h = Haystack::default();
         let named = |name: &str| c.tools.is_empty() || c.tools.iter().any(|n| n == name);
         for call in t.calls.iter().filter(|x| x.turn < before && named(&x.name)) {
@@ -557,9 +568,19 @@ impl ClaimCheck {
                 h.push_leaves(st);
             }
         }
+        if c.quoted_in.contains(&QuotedIn::Prompt) {
+            for turn in t.turns[..before]
+                .iter()
+                .filter(|x| x.is("user") || x.is("system"))
+            {
+                h.push(&turn.text);
+            }
+        }
         h
     }
+}
 
+impl ClaimCheck {
     fn check_claim(
         &self,
         ci: usize,
@@ -601,7 +622,7 @@ impl ClaimCheck {
                 }
             }
             if !values.is_empty() {
-                let h = self.haystack(c, s, t, p);
+                let h = c.haystack(s, t, p);
                 for v in values {
                     f.quoted.push(Quoted {
                         claim: ci,
@@ -815,6 +836,7 @@ fn where_shown(c: &Claim) -> String {
             QuotedIn::Results => format!("the results of {tools}"),
             QuotedIn::Arguments => format!("the arguments of calls to {tools}"),
             QuotedIn::State => "the state".to_string(),
+            QuotedIn::Prompt => "the user's messages".to_string(),
         })
         .collect();
     match places.split_last() {
@@ -828,6 +850,7 @@ fn where_shown(c: &Claim) -> String {
 mod tests {
     use super::*;
     use crate::Program;
+    use std::fmt::Write as _;
 
     fn sample(messages: Value, state: Option<Value>) -> Sample {
         let mut s = Sample::new("", json!({}));
@@ -840,7 +863,7 @@ mod tests {
         json!({"type": "claim_check", "claims": [{"says": "booked", "backed_by": [{"tool": "book"}]}]})
     }
 
-    fn booking(result: Value, final_text: &str) -> Value {
+    fn booking(result: &Value, final_text: &str) -> Value {
         json!([
             {"role": "user", "content": "Book a table for two."},
             {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": "book", "arguments": "{\"party\": 2}"}}]},
@@ -856,12 +879,12 @@ mod tests {
     #[test]
     fn a_backed_claim_scores_1_and_an_unbacked_one_0() {
         let ok = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
             "Your table is booked, confirmation B22.",
         );
         assert_eq!(run(&booked_spec(), &sample(ok, None)).reward, Some(1.0));
         let failed = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": "no table", "is_error": true}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "no table", "is_error": true}),
             "Your table is booked.",
         );
         let r = run(&booked_spec(), &sample(failed, None));
@@ -873,7 +896,7 @@ mod tests {
     #[test]
     fn an_invented_number_is_not_backed_by_the_real_one() {
         let m = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
             "Your table is booked, confirmation A17.",
         );
         let r = run(&booked_spec(), &sample(m, None));
@@ -885,7 +908,7 @@ mod tests {
     #[test]
     fn no_claim_is_no_violation() {
         let m = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": "no table", "is_error": true}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "no table", "is_error": true}),
             "I could not book a table: the restaurant is full.",
         );
         assert_eq!(run(&booked_spec(), &sample(m, None)).reward, Some(1.0));
@@ -897,7 +920,7 @@ mod tests {
             {"says": "booked", "backed_by": [{"tool": "book"}]},
             {"says": "sent", "quotes": "none", "backed_by": [{"tool": "send_email"}]}]});
         let m = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "booked, confirmation B22"}),
             "Booked (confirmation B22) and the email has been sent.",
         );
         // booked: backed; its quote B22: found; sent: no call. 2 of 3.
@@ -923,7 +946,10 @@ mod tests {
             "confirmation #A1234 order #B77 the tool returned `x` ".repeat(500),
             "b\u{43e}\u{43e}ked \u{200b}é日本語🦀 wrote `a/b.csv` ".repeat(500)
         );
-        let quotes: String = (0..500).map(|i| format!("order #{i}X{i} ")).collect();
+        let quotes = (0..500).fold(String::new(), |mut q, i| {
+            let _ = write!(q, "order #{i}X{i} ");
+            q
+        });
         for text in [
             flood.as_str(),
             quotes.as_str(),
@@ -934,7 +960,7 @@ mod tests {
         ] {
             let started = std::time::Instant::now();
             let m = booking(
-                json!({"role": "tool", "tool_call_id": "c1", "content": text}),
+                &json!({"role": "tool", "tool_call_id": "c1", "content": text}),
                 text,
             );
             let r = p.explain(&sample(m, None));
@@ -947,7 +973,7 @@ mod tests {
         }
         // More distinct values than are checked: the rest count as not found.
         let m = booking(
-            json!({"role": "tool", "tool_call_id": "c1", "content": quotes}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": quotes}),
             &quotes,
         );
         assert_eq!(p.explain(&sample(m, None)).reward, Some(0.0));

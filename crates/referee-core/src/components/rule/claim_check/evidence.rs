@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 /// Which of the calls made before the claim must back it.
@@ -76,10 +77,10 @@ impl Evidence {
                     t.shown_names()
                 );
                 if let Some(r) = &t.matches {
-                    d.push_str(&format!(", its result matching `{}`", r.as_str()));
+                    let _ = write!(d, ", its result matching `{}`", r.as_str());
                 }
                 if let Some(r) = &t.not_matches {
-                    d.push_str(&format!(", its result not matching `{}`", r.as_str()));
+                    let _ = write!(d, ", its result not matching `{}`", r.as_str());
                 }
                 if t.result == Some(ResultCheck::TestsPassed) {
                     d.push_str(", its result a passing test run");

@@ -366,7 +366,7 @@ fn clause_words(before: &str) -> Vec<&str> {
     for (i, c) in before.char_indices().rev() {
         let hard = matches!(c, ';' | '\n' | '(' | ')' | '[' | ']' | '—' | '–');
         let soft = matches!(c, '.' | '!' | '?' | ':' | ',')
-            && b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+            && b.get(i + 1).is_none_or(u8::is_ascii_whitespace);
         let dash = c == '-' && i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' ');
         if hard || soft || dash {
             start = i + c.len_utf8();
@@ -386,6 +386,9 @@ fn clause_words(before: &str) -> Vec<&str> {
     words
 }
 
+/// Phrases set aside, with why.
+pub(super) type Aside = Vec<(Range<usize>, String)>;
+
 /// The claim phrases `re` finds in `text`: those that are claims, and those set aside, with why.
 /// With `quoted`, the phrase is a quoted value (`ids`): only one holding such a value counts.
 /// Without `every`, it stops at the first claim (enough to know the claim is made).
@@ -394,7 +397,7 @@ pub(super) fn find(
     text: &str,
     quoted: Option<QuoteKind>,
     every: bool,
-) -> (Vec<Range<usize>>, Vec<(Range<usize>, String)>) {
+) -> (Vec<Range<usize>>, Aside) {
     let mut made = Vec::new();
     let mut aside = Vec::new();
     for caps in re.captures_iter(text) {
