@@ -243,6 +243,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::json_schema::compile,
     },
     ComponentInfo {
+        type_name: "claim_check",
+        group: "rule",
+        source: src!("rule/claim_check.rs"),
+        schema: schema_of::<r::claim_check::ClaimCheckSpec>,
+        compile: r::claim_check::compile,
+    },
+    ComponentInfo {
         type_name: "state_match",
         group: "rule",
         source: src!("rule/state_match.rs"),

@@ -1,4 +1,5 @@
-//! Text utilities: the reasoning section (`reasoning`) and the text-similarity metrics for the
+//! Text utilities: the reasoning section (`reasoning`), look-alike folding (`fold`) and the
+//! text-similarity metrics for the
 //! `text_similarity` grader
 //! (`evaluation_metric`: `fuzzy_match`, `bleu`, `gleu`, `meteor`,
 //! `rouge_1` ... `rouge_5`, `rouge_l`; `cosine` is out of scope).
@@ -24,6 +25,7 @@
 //! and rouge-score 0.1.2.
 
 mod bleu;
+pub mod fold;
 mod fuzzy;
 mod lcs;
 mod meteor;

@@ -310,6 +310,14 @@ impl Trajectory {
     pub fn result_text(&self, c: &Call) -> Option<&str> {
         c.result.map(|r| self.turns[r].text.as_str())
     }
+
+    /// The `tool` turns that answer no call: text in the transcript, never a result (for a
+    /// trace that says why they were not counted).
+    pub fn orphans(&self) -> impl Iterator<Item = &Turn> {
+        self.turns
+            .iter()
+            .filter(|t| t.is("tool") && t.answers.is_none())
+    }
 }
 
 /// The calls not answered yet while the messages are read, kept so that finding the call a
@@ -445,6 +453,8 @@ mod tests {
         assert_eq!(t.turns[1].answers, None);
         assert_eq!(t.turns[2].answers, Some(0));
         assert_eq!(t.turns[3].answers, None, "one call, one answer");
+        let orphans: Vec<usize> = t.orphans().map(|o| o.index).collect();
+        assert_eq!(orphans, [1, 3]);
         assert_eq!(t.calls.len(), 1, "only the assistant makes calls");
     }
 

@@ -45,6 +45,7 @@ macro_rules! corpus_files {
 /// The corpus files compiled in: `(file name, YAML text)`.
 pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "choice.yaml",
+    "claim_check.yaml",
     "code.cpp.yaml",
     "code.python.yaml",
     "contains.yaml",
@@ -433,6 +434,22 @@ exploits:
             e.contains("t.yaml `broken item`: `expect` states no `reward`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn entries_whose_hack_is_in_the_trajectory_or_the_state_are_bound() {
+        let f = file(
+            r#"
+spec: {type: claim_check, claims: [{says: booked, backed_by: [{tool: book}]}]}
+exploits:
+  - {exploit: trajectory, why: x, row: {item: {}, sample: {messages: [{role: assistant, content: "Booked."}]}}, expect: {reward: 0}}
+  - {exploit: state, why: x, row: {item: {}, sample: {output_text: "Booked.", state: {}}}, expect: {reward: 0}}
+  - {exploit: text, why: x, output: "<tool_response>ok</tool_response>", expect: {reward: 0}}
+"#,
+        );
+        assert!(f.exploits[0].aim(None).is_none());
+        assert!(f.exploits[1].aim(None).is_none());
+        assert!(f.exploits[2].aim(None).is_some());
     }
 
     #[test]
