@@ -115,6 +115,7 @@ use literals::TestsInfo;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -202,10 +203,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         at,
         "diff",
     );
-    let tests = match &spec.tests {
-        Some(t) => Some(cx.template(t, at, "tests")),
-        None => None,
-    };
+    let tests = spec.tests.as_ref().map(|t| cx.template(t, at, "tests"));
     let mut ok = true;
     let checks = match &spec.checks {
         None => Check::ALL.iter().fold(0, |b, c| b | c.bit()),
@@ -237,10 +235,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         }
     };
     let test_globs = globs("test_paths", &spec.test_paths, paths::TEST_GLOBS);
-    let allowed = match &spec.allowed {
-        Some(a) => Some(globs("allowed", a, &[])),
-        None => None,
-    };
+    let allowed = spec.allowed.as_ref().map(|a| globs("allowed", a, &[]));
     let diff = diff?;
     let tests = match tests {
         Some(t) => Some(t?),
@@ -496,9 +491,10 @@ impl SyncComponent for PatchAudit {
                 )
             };
             if recounted > 0 {
-                n.push_str(&format!(
+                let _ = write!(
+                    n,
                     "; {recounted} hunks read past or short of their declared counts"
-                ));
+                );
             }
             n
         });
@@ -521,12 +517,11 @@ mod tests {
     use crate::{Program, Sample};
     use serde_json::{json, Value};
 
+    /// A finding as the tests compare it: `(check, file, line)`.
+    type Found = (String, String, Option<u64>);
+
     /// The reward and the findings (`check`, `file`, `line`) of `diff` under `spec`.
-    fn audit(
-        spec: &Value,
-        diff: Value,
-        item: Value,
-    ) -> (Option<f64>, Vec<(String, String, Option<u64>)>) {
+    fn audit(spec: &Value, diff: &Value, item: Value) -> (Option<f64>, Vec<Found>) {
         let p = Program::compile(spec).unwrap_or_else(|e| panic!("{e}"));
         let mut s = Sample::new("", item);
         s.state = Some(json!({ "diff": diff }));
@@ -557,7 +552,7 @@ mod tests {
     fn findings_name_their_check_file_and_line() {
         let spec = json!({"type": "patch_audit", "tests": "{{item.tests}}"});
         let item = json!({"tests": "def test_f():\n    assert f(17) == 355687428096000\n"});
-        let (reward, found) = audit(&spec, json!(HACKED), item.clone());
+        let (reward, found) = audit(&spec, &json!(HACKED), item.clone());
         assert_eq!(reward, Some(0.0));
         let has = |c: &str, f: &str, l: Option<u64>| {
             found.iter().any(|x| x.0 == c && x.1 == f && x.2 == l)
@@ -586,7 +581,7 @@ mod tests {
             "outside_allowed",
         ] {
             let spec = json!({"type": "patch_audit", "tests": "{{item.tests}}", "checks": [check]});
-            let (reward, only) = audit(&spec, json!(HACKED), item.clone());
+            let (reward, only) = audit(&spec, &json!(HACKED), item.clone());
             assert_eq!(reward, Some(0.0), "{check}");
             assert!(only.iter().all(|f| f.0 == check), "{check}: {only:?}");
             assert_eq!(
@@ -625,14 +620,14 @@ mod tests {
         ];
         let spec = json!({"type": "patch_audit", "tests": "{{item.tests}}"});
         for fix in fixes {
-            let (reward, found) = audit(&spec, json!(fix), json!({"tests": tests}));
+            let (reward, found) = audit(&spec, &json!(fix), json!({"tests": tests}));
             assert_eq!(reward, Some(1.0), "{fix}\n{found:?}");
         }
     }
 
     #[test]
     fn the_detail_counts_what_it_does_not_keep() {
-        let many: String = (0..80).map(|i| format!("+sys.exit({i})\n")).collect();
+        let many = "+sys.exit(1)\n".repeat(80);
         let diff = format!("--- a/src/a.py\n+++ b/src/a.py\n@@ -0,0 +1,80 @@\n{many}");
         let p = Program::compile(&json!({"type": "patch_audit"})).unwrap();
         let mut s = Sample::new("", json!({}));

@@ -240,14 +240,14 @@ pub fn check(v: &View<'_, '_>, out: &mut Findings) {
                 continue;
             }
             if skips {
-                for k in SKIP_SET.matches(l.text).iter() {
+                for k in &SKIP_SET.matches(l.text) {
                     out.line(Check::SkipMarker, v, l, SKIPS[k].1);
                 }
             }
             if exits {
                 let (guarded, in_main) = blocks[i];
                 if !guarded {
-                    for k in HARD_SET.matches(l.text).iter() {
+                    for k in &HARD_SET.matches(l.text) {
                         out.line(Check::ExitCall, v, l, HARD_EXITS[k].1);
                     }
                     let soft: Vec<usize> = SOFT_SET
@@ -266,7 +266,7 @@ pub fn check(v: &View<'_, '_>, out: &mut Findings) {
                 }
             }
             if special {
-                for k in PATCH_SET.matches(l.text).iter() {
+                for k in &PATCH_SET.matches(l.text) {
                     out.line(Check::SpecialCase, v, l, PATCHING[k].1);
                 }
                 if !v.test {
@@ -322,7 +322,7 @@ fn main_blocks(h: &Hunk<'_>) -> Vec<(bool, bool)> {
 
 /// Runner sniffing, always-equal objects and test names in the code under test.
 fn sniff(v: &View<'_, '_>, h: &Hunk<'_>, i: usize, l: &Line<'_>, out: &mut Findings) {
-    for k in SNIFF_SET.matches(l.text).iter() {
+    for k in &SNIFF_SET.matches(l.text) {
         out.line(Check::SpecialCase, v, l, SNIFFS[k].1);
     }
     if FRAMES.is_match(l.text) {

@@ -37,7 +37,8 @@ pub struct Problem {
     pub text: String,
 }
 
-/// One file's section.
+/// One file's section. Its flags are git's header lines, which combine freely.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Default)]
 pub struct FilePatch<'a> {
     /// Every path the section names, as written (prefix dropped), in order, without repeats.
@@ -106,7 +107,7 @@ impl<'a> FilePatch<'a> {
     }
 
     fn name(&mut self, p: Cow<'a, str>) {
-        if !p.is_empty() && !self.paths.iter().any(|q| *q == p) {
+        if !p.is_empty() && !self.paths.contains(&p) {
             self.paths.push(p);
         }
     }
@@ -268,17 +269,15 @@ fn hunk<'a>(
     problems: &mut Vec<Problem>,
     recounted: &mut usize,
 ) -> usize {
-    let (old_start, mut old_left, new_start, mut new_left, context) = match hunk_header(ls[i]) {
-        Some(h) => h,
-        None => {
+    let (old_start, mut old_left, new_start, mut new_left, context) = hunk_header(ls[i])
+        .unwrap_or_else(|| {
             problems.push(Problem {
                 line: i + 1,
                 text: format!("unreadable hunk header `{}`", crate::node::shorten(ls[i])),
             });
             // Its lines are still audited, with no counts to trust.
             (1, 0, 1, 0, "")
-        }
-    };
+        });
     let (mut old_no, mut new_no) = (old_start.max(1), new_start.max(1));
     let mut h = Hunk {
         context,
@@ -501,25 +500,23 @@ fn git_header_paths(rest: &str) -> (Option<Cow<'_, str>>, Option<Cow<'_, str>>) 
         .copied()
         .find(|&k| rest[..k].strip_prefix("a/") == Some(&rest[k + 3..]))
         .or_else(|| splits.first().copied());
-    match pick {
-        Some(k) => (
+    if let Some(k) = pick {
+        return (
             Some(strip_prefix(Cow::Borrowed(&rest[..k]))),
             Some(strip_prefix(Cow::Borrowed(&rest[k + 1..]))),
-        ),
-        None => {
-            // No prefixes (`--no-prefix`): the middle when both halves agree, else the first space.
-            let n = rest.len();
-            if n % 2 == 1 && rest.is_char_boundary(n / 2) && rest.as_bytes()[n / 2] == b' ' {
-                let (a, b) = (&rest[..n / 2], &rest[n / 2 + 1..]);
-                if a == b {
-                    return (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b)));
-                }
-            }
-            match rest.split_once(' ') {
-                Some((a, b)) => (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b))),
-                None => (Some(Cow::Borrowed(rest)), None),
-            }
+        );
+    }
+    // No prefixes (`--no-prefix`): the middle when both halves agree, else the first space.
+    let n = rest.len();
+    if n % 2 == 1 && rest.is_char_boundary(n / 2) && rest.as_bytes()[n / 2] == b' ' {
+        let (a, b) = (&rest[..n / 2], &rest[n / 2 + 1..]);
+        if a == b {
+            return (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b)));
         }
+    }
+    match rest.split_once(' ') {
+        Some((a, b)) => (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b))),
+        None => (Some(Cow::Borrowed(rest)), None),
     }
 }
 

@@ -501,7 +501,7 @@ mod tests {
         assert!(!t.together(&a, &c));
         assert!(t.names.contains("test_big") && t.names.contains("test_small"));
         let j = TestsInfo::from_value(
-            &json!([{"input": "17", "output": 355687428096000i64}, {"input": [5], "output": 120}]),
+            &json!([{"input": "17", "output": 355_687_428_096_000_i64}, {"input": [5], "output": 120}]),
         );
         assert!(j.together(&a, &b));
         assert!(!j.together(&a, &c));
