@@ -10,8 +10,9 @@
 //! key's path), is audited as one patch. `checks` (default all): which of the checks below run.
 //! `tests`: a template for the tests' source or inputs (`{{item.test_patch}}`,
 //! `{{item.tests}}`), which `special_case` compares the added code with. `allowed`: globs of
-//! the paths the patch may write (`["src/**"]`); without it any path may be written, except
-//! the ones `outside_allowed` always refuses. `test_paths`: extra globs of test files.
+//! the paths the patch may write (`["src/**"]`), or a template for the row's list of them
+//! (`{{item.allowed}}`); without it any path may be written, except the ones
+//! `outside_allowed` always refuses. `test_paths`: extra globs of test files.
 //! `allow_new_tests` (default false): adding a new test file (not a `conftest.py`) is no
 //! `test_edit`; its content is still audited.
 //!
@@ -85,7 +86,9 @@
 //! value that is not text. Hunk counts are not trusted: a hunk is read as far as its lines look
 //! like diff lines, as `git apply --recount` reads it, so lines past a count that lies are
 //! audited too. A row without the diff at all (no `state`) is a `missing_field` error, as is a
-//! `tests` template whose item field is missing; a `state` without the diff's key is the
+//! `tests` or `allowed` template whose item field is missing or `null` (JSON text in
+//! them is read as the JSON it spells); a row's `allowed` that is not a
+//! list of globs is a `bad_globs` error; a `state` without the diff's key is the
 //! policy's miss and scores 0, as templates do.
 //!
 //! Limits, honestly: these are patterns on the diff's lines, not an analysis of the program.
@@ -116,6 +119,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+use std::sync::{Arc, RwLock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -131,15 +135,24 @@ pub struct PatchAuditSpec {
     /// looks for their literals and test names in the added code.
     #[serde(default)]
     pub tests: Option<String>,
-    /// Globs of the paths the patch may write (default: any path but the always-refused ones).
+    /// Globs of the paths the patch may write, or a template for the row's list of them
+    /// (`{{item.allowed}}`); default: any path but the always-refused ones.
     #[serde(default)]
-    pub allowed: Option<Vec<String>>,
+    pub allowed: Option<AllowedSpec>,
     /// Extra globs of test files, beside the defaults.
     #[serde(default)]
     pub test_paths: Vec<String>,
     /// Whether a new test file (not a `conftest.py`) may be added (default false).
     #[serde(default)]
     pub allow_new_tests: bool,
+}
+
+/// `allowed`: globs, or a template for a list of them in the row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AllowedSpec {
+    Globs(Vec<String>),
+    Template(String),
 }
 
 /// One check of the audit; a finding is named after its check.
@@ -192,8 +205,45 @@ pub struct PatchAudit {
     /// The enabled checks, one bit each.
     checks: u16,
     test_globs: GlobSet,
-    allowed: Option<GlobSet>,
+    allowed: Allowed,
     allow_new_tests: bool,
+}
+
+enum Allowed {
+    Any,
+    Fixed(Arc<GlobSet>),
+    /// Read per row; the rows of a dataset mostly share one list, so its set is built once.
+    PerRow(Template, RowGlobs),
+}
+
+/// The glob sets of the last few distinct `allowed` lists the rows gave.
+#[derive(Default)]
+struct RowGlobs(RwLock<Vec<(String, Arc<GlobSet>)>>);
+
+impl RowGlobs {
+    const KEPT: usize = 16;
+
+    fn get(&self, globs: &[&str]) -> Result<Arc<GlobSet>, String> {
+        let key = globs.join("\n");
+        let hit = self.0.read().ok().and_then(|c| {
+            c.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, g)| Arc::clone(g))
+        });
+        if let Some(g) = hit {
+            return Ok(g);
+        }
+        let set = Arc::new(paths::glob_set(globs).map_err(|(i, why)| {
+            format!("`allowed` entry {i}, `{}`, is not a glob: {why}", globs[i])
+        })?);
+        if let Ok(mut c) = self.0.write() {
+            if c.len() >= Self::KEPT {
+                c.remove(0);
+            }
+            c.push((key, Arc::clone(&set)));
+        }
+        Ok(set)
+    }
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
@@ -235,17 +285,22 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         }
     };
     let test_globs = globs("test_paths", &spec.test_paths, paths::TEST_GLOBS);
-    let allowed = spec.allowed.as_ref().map(|a| globs("allowed", a, &[]));
+    let allowed = match &spec.allowed {
+        None => Some(Allowed::Any),
+        Some(AllowedSpec::Globs(a)) => {
+            globs("allowed", a, &[]).map(|g| Allowed::Fixed(Arc::new(g)))
+        }
+        Some(AllowedSpec::Template(t)) => cx
+            .template(t, at, "allowed")
+            .map(|t| Allowed::PerRow(t, RowGlobs::default())),
+    };
     let diff = diff?;
     let tests = match tests {
         Some(t) => Some(t?),
         None => None,
     };
     let test_globs = test_globs?;
-    let allowed = match allowed {
-        Some(a) => Some(a?),
-        None => None,
-    };
+    let allowed = allowed?;
     ok.then(|| {
         sync(PatchAudit {
             diff,
@@ -325,6 +380,8 @@ pub(crate) struct View<'d, 'a> {
     pub code: bool,
     pub audit: &'d PatchAudit,
     pub tests: Option<&'d TestsInfo>,
+    /// The paths the patch may write, when limited.
+    pub allowed: Option<&'d GlobSet>,
 }
 
 impl View<'_, '_> {
@@ -356,6 +413,28 @@ fn is_prose(path: &str) -> bool {
     }
 }
 
+/// A dataset's value as datasets write it: `None` for `null` (a column filled for a row without
+/// one), and JSON text (verl's `ground_truth` strings) as the list or object it spells.
+fn dataset_value(v: &Value) -> Option<std::borrow::Cow<'_, Value>> {
+    match v {
+        Value::Null => None,
+        Value::String(t) if t.trim_start().starts_with(['[', '{']) => {
+            match serde_json::from_str::<Value>(t) {
+                Ok(p @ (Value::Object(_) | Value::Array(_))) => Some(std::borrow::Cow::Owned(p)),
+                _ => Some(std::borrow::Cow::Borrowed(v)),
+            }
+        }
+        _ => Some(std::borrow::Cow::Borrowed(v)),
+    }
+}
+
+fn null_field(t: &Template) -> Outcome {
+    Outcome::error(
+        "missing_field",
+        format!("{}: the value is null", t.source()),
+    )
+}
+
 impl PatchAudit {
     fn is_test(&self, f: &FilePatch<'_>, tests: Option<&TestsInfo>) -> bool {
         f.written().any(|p| {
@@ -364,14 +443,41 @@ impl PatchAudit {
         })
     }
 
+    /// The row's `allowed` globs, or the outcome when the row's list cannot be read.
+    fn allowed(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Option<Arc<GlobSet>>, Outcome> {
+        let (t, cache) = match &self.allowed {
+            Allowed::Any => return Ok(None),
+            Allowed::Fixed(g) => return Ok(Some(Arc::clone(g))),
+            Allowed::PerRow(t, cache) => (t, cache),
+        };
+        let v = t.render_value(s).map_err(|m| m.outcome(cx))?;
+        let v = dataset_value(&v).ok_or_else(|| null_field(t))?;
+        let globs: Option<Vec<&str>> = match &*v {
+            Value::String(g) => Some(vec![g.as_str()]),
+            Value::Array(a) => a.iter().map(Value::as_str).collect(),
+            _ => None,
+        };
+        let Some(globs) = globs else {
+            return Err(Outcome::error(
+                "bad_globs",
+                format!("{}: {} is not a list of globs", t.source(), kind_of(&v)),
+            ));
+        };
+        cache
+            .get(&globs)
+            .map(Some)
+            .map_err(|e| Outcome::error("bad_globs", format!("{}: {e}", t.source())))
+    }
+
     /// Audits one diff text; `key` is the path it was given under, if any.
     fn audit(
         &self,
         text: &str,
         key: Option<&str>,
-        tests: Option<&TestsInfo>,
+        row: (Option<&TestsInfo>, Option<&GlobSet>),
         out: &mut Findings,
     ) -> (usize, usize) {
+        let (tests, allowed) = row;
         let mut d = diff::parse(text, key);
         let lines: Vec<&str> = text.lines().collect();
         for p in &d.problems {
@@ -396,6 +502,7 @@ impl PatchAudit {
                 path,
                 audit: self,
                 tests,
+                allowed,
             };
             paths::check_files(&v, out);
             if v.code {
@@ -414,10 +521,17 @@ impl SyncComponent for PatchAudit {
         // The tests first: a broken dataset row is an error whatever the patch did.
         let tests = match &self.tests {
             Some(t) => match t.render_value(s) {
-                Ok(v) => Some(TestsInfo::from_value(&v)),
+                Ok(v) => match dataset_value(&v) {
+                    Some(v) => Some(TestsInfo::from_value(&v)),
+                    None => return null_field(t),
+                },
                 Err(m) => return m.outcome(cx),
             },
             None => None,
+        };
+        let allowed = match self.allowed(s, cx) {
+            Ok(a) => a,
+            Err(o) => return o,
         };
         let value = match self.diff.render_value(s) {
             Ok(v) => v,
@@ -426,7 +540,7 @@ impl SyncComponent for PatchAudit {
         let mut out = Findings::default();
         let (mut files, mut recounted) = (0, 0);
         let mut one = |text: &str, key: Option<&str>, out: &mut Findings| {
-            let (f, r) = self.audit(text, key, tests.as_ref(), out);
+            let (f, r) = self.audit(text, key, (tests.as_ref(), allowed.as_deref()), out);
             files += f;
             recounted += r;
         };

@@ -132,7 +132,7 @@ pub fn check_files(v: &View<'_, '_>, out: &mut Findings) {
             let norm = normalize(raw);
             if let Some(why) = refused(raw, &norm) {
                 out.file(Check::OutsideAllowed, file, raw, why);
-            } else if v.audit.allowed.as_ref().is_some_and(|a| !a.is_match(&norm)) {
+            } else if v.allowed.is_some_and(|a| !a.is_match(&norm)) {
                 out.file(
                     Check::OutsideAllowed,
                     file,
