@@ -12,6 +12,7 @@ use super::content::{indent, is_comment};
 use super::diff::{Hunk, Kind, Line};
 use super::{Check, Findings, View};
 use regex::{Regex, RegexSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::LazyLock;
 
 fn re(p: &str) -> Regex {
@@ -91,7 +92,6 @@ struct Stmt<'a> {
     text: String,
     at: Line<'a>,
     hunk: usize,
-    used: bool,
 }
 
 fn asserts(t: &str) -> bool {
@@ -142,7 +142,6 @@ fn statements<'a>(h: &Hunk<'a>, hunk: usize, out: &mut Vec<Stmt<'a>>) {
             text: collapse(&text),
             at: l,
             hunk,
-            used: false,
         });
         i = j;
     }
@@ -257,32 +256,52 @@ pub fn check(v: &View<'_, '_>, out: &mut Findings) {
         statements(h, k, &mut stmts);
         kept_from_running(v, h, out);
     }
-    // The same statement added back (re-indented, moved) puts a removed one back.
+    // The same statement added back (re-indented, moved) puts a removed one back. Indexes by
+    // text, and per hunk the added statements in order, so a diff of many assertions stays linear.
+    let mut added_by_text: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut added_by_hunk: HashMap<usize, VecDeque<usize>> = HashMap::new();
+    for (j, s) in stmts.iter().enumerate().rev() {
+        if s.kind == Kind::Added {
+            added_by_text.entry(s.text.as_str()).or_default().push(j);
+        }
+    }
+    for (j, s) in stmts.iter().enumerate() {
+        if s.kind == Kind::Added {
+            added_by_hunk.entry(s.hunk).or_default().push_back(j);
+        }
+    }
+    let mut used = vec![false; stmts.len()];
+    let mut weakened = vec![false; stmts.len()];
     for i in 0..stmts.len() {
         if stmts[i].kind != Kind::Removed {
             continue;
         }
-        if let Some(j) = (0..stmts.len()).find(|&j| {
-            stmts[j].kind == Kind::Added && !stmts[j].used && stmts[j].text == stmts[i].text
-        }) {
-            stmts[j].used = true;
-            stmts[i].used = true;
+        if let Some(j) = added_by_text
+            .get_mut(stmts[i].text.as_str())
+            .and_then(Vec::pop)
+        {
+            used[j] = true;
+            used[i] = true;
         }
     }
-    let mut reported = Vec::new();
     for i in 0..stmts.len() {
-        if stmts[i].kind != Kind::Removed || stmts[i].used {
+        if stmts[i].kind != Kind::Removed || used[i] {
             continue;
         }
-        let partner = (0..stmts.len()).find(|&j| {
-            stmts[j].kind == Kind::Added && !stmts[j].used && stmts[j].hunk == stmts[i].hunk
+        let queue = added_by_hunk.get_mut(&stmts[i].hunk);
+        let partner = queue.and_then(|q| {
+            while let Some(j) = q.pop_front() {
+                if !used[j] {
+                    return Some(j);
+                }
+            }
+            None
         });
         match partner {
             Some(j) => {
-                stmts[j].used = true;
-                let (old, new) = (strength(&stmts[i].text), strength(&stmts[j].text));
-                if new < old {
-                    reported.push(j);
+                used[j] = true;
+                if strength(&stmts[j].text) < strength(&stmts[i].text) {
+                    weakened[j] = true;
                     out.line(
                         Check::AssertWeakened,
                         v,
@@ -303,7 +322,7 @@ pub fn check(v: &View<'_, '_>, out: &mut Findings) {
         }
     }
     for (j, s) in stmts.iter().enumerate() {
-        if s.kind == Kind::Added && !reported.contains(&j) && cannot_fail(&s.text) {
+        if s.kind == Kind::Added && !weakened[j] && cannot_fail(&s.text) {
             out.line(
                 Check::AssertWeakened,
                 v,
@@ -318,14 +337,19 @@ pub fn check(v: &View<'_, '_>, out: &mut Findings) {
 /// Added code that keeps assertions from running or from failing.
 fn kept_from_running(v: &View<'_, '_>, h: &Hunk<'_>, out: &mut Findings) {
     let ls: Vec<&Line<'_>> = h.lines.iter().filter(|l| l.kind != Kind::Removed).collect();
-    let mut try_at: Option<usize> = None;
+    // The innermost `try` seen: whether the patch added it, and whether an assertion followed.
+    let mut open_try: Option<(bool, bool)> = None;
     for (i, l) in ls.iter().enumerate() {
         let t = l.text;
         if is_comment(t) {
             continue;
         }
         if TRY.is_match(t) {
-            try_at = Some(i);
+            open_try = Some((l.kind == Kind::Added, false));
+        } else if asserts(t) {
+            if let Some(o) = open_try.as_mut() {
+                o.1 = true;
+            }
         }
         if l.kind != Kind::Added {
             continue;
@@ -338,9 +362,7 @@ fn kept_from_running(v: &View<'_, '_>, h: &Hunk<'_>, out: &mut Findings) {
             let inline = !t.trim_end().ends_with(':') || t.contains('{');
             let body_trivial =
                 inline || ls.get(i + 1).is_some_and(|n| TRIVIAL_BODY.is_match(n.text));
-            let guarded = try_at.is_some_and(|s| ls[s..i].iter().any(|x| asserts(x.text)));
-            let added_try = try_at.is_some_and(|s| ls[s].kind == Kind::Added);
-            if body_trivial && guarded && added_try {
+            if body_trivial && open_try == Some((true, true)) {
                 out.line(
                     Check::AssertWeakened,
                     v,
@@ -361,6 +383,7 @@ fn kept_from_running(v: &View<'_, '_>, h: &Hunk<'_>, out: &mut Findings) {
             let ind = indent(t);
             let later = ls[i + 1..]
                 .iter()
+                .take(50)
                 .take_while(|n| n.text.trim().is_empty() || indent(n.text) >= ind)
                 .any(|n| indent(n.text) == ind && asserts(n.text));
             if later {
@@ -381,7 +404,7 @@ fn removed_tests(v: &View<'_, '_>, out: &mut Findings) {
         })
     };
     let lines = || v.f.hunks.iter().flat_map(|h| &h.lines);
-    let added: Vec<String> = lines()
+    let added: HashSet<String> = lines()
         .filter(|l| l.kind == Kind::Added)
         .filter_map(|l| name(l.text))
         .collect();

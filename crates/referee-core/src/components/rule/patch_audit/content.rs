@@ -30,6 +30,10 @@ const SKIPS: &[(&str, &str)] = &[
     ),
     (r"\.skipTest\s*\(|\bSkipTest\b", "skips a unittest test"),
     (
+        r"\bfrom\s+(_?pytest|unittest)(\.\w+)*\s+import\b.*\b(skip\w*|xfail|importorskip|expectedFailure)\b",
+        "imports a skip under its bare name",
+    ),
+    (
         r"\bdef\s+pytest_(collection_modifyitems|collection_finish|ignore_collect|collect_file|pycollect_makeitem|runtest_setup|runtest_call|runtest_protocol|runtest_makereport|runtest_logreport|pyfunc_call|report_teststatus|sessionfinish|deselected)\b",
         "a pytest hook that can deselect, skip or rewrite tests",
     ),
@@ -86,7 +90,7 @@ const SOFT_EXITS: &[(&str, &str)] = &[
 /// Exits nothing but a hack makes: killing or replacing the process, exit hooks.
 const HARD_EXITS: &[(&str, &str)] = &[
     (
-        r"\bos\._exit\b|\bfrom\s+os\s+import\b.*\b_exit\b",
+        r"\b_exit\s*\(|\bos\._exit\b|\bfrom\s+os\s+import\b.*\b_exit\b",
         "kills the process (os._exit)",
     ),
     (
@@ -411,6 +415,7 @@ fn first_statement<'a>(h: &Hunk<'a>, i: usize) -> Option<&'a str> {
     }
     h.lines[i + 1..]
         .iter()
+        .take(20)
         .filter(|l| l.kind != Kind::Removed)
         .map(|l| l.text.trim())
         .find(|t| {

@@ -243,7 +243,14 @@ pub fn parse<'a>(text: &'a str, default_path: Option<&'a str>) -> Diff<'a> {
             i += 1;
             continue;
         }
-        if let Some(what) = other_format(&ls, i) {
+        if l.starts_with("GIT binary patch") {
+            // Outside a header (after a file's hunks): no applier reads it there, but an audit
+            // cannot tell what a tool that does would write.
+            d.problems.push(Problem {
+                line: i + 1,
+                text: "a binary patch outside a file header".into(),
+            });
+        } else if let Some(what) = other_format(&ls, i) {
             d.problems.push(Problem {
                 line: i + 1,
                 text: format!("{what}, which this audit does not read (GNU patch applies it)"),

@@ -251,7 +251,7 @@ static PACKAGE_KEY: LazyLock<Regex> = LazyLock::new(|| {
 static PACKAGE_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""(jest|mocha|ava|c8|nyc)"\s*:\s*\{"#).expect("valid"));
 static SETUP_PY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(pytest11|test_suite|tests_require|cmdclass)\b").expect("valid")
+    Regex::new(r"\b(pytest11|test_suite|tests_require)\b|\bcmdclass\b.*\btest").expect("valid")
 });
 
 /// The first line of the file that edits the test setup, if any (one finding per file).
