@@ -61,6 +61,7 @@ pub const REASONS: &[Reason] = &[
     r("bad_instruction_kwargs", "item", "An IFEval instruction's arguments are missing, of the wrong type or not ones its checker takes: fix the row's kwargs."),
     r("invalid_rubric", "item", "The row's rubric is empty or malformed: give a list of criteria (text, or `{criterion, weight}`)."),
     r("bad_tests", "item", "The row's tests cannot be run as given (none, the wrong shape, broken test code): fix the row's tests."),
+    r("bad_globs", "item", "The row's `allowed` globs for patch_audit are not a list of valid globs: fix the row, or give the globs in the spec."),
     r("bad_weights", "item", "The row's test weights do not fit its tests (wrong length, negative): fix the weights."),
     // spec
     r("non_finite", "spec", "A node or `calculate_output` computed NaN or an infinity (a division by zero, a log of 0): guard the formula, or give the node `on_error`."),

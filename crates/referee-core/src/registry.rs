@@ -257,6 +257,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::state_match::compile,
     },
     ComponentInfo {
+        type_name: "patch_audit",
+        group: "rule",
+        source: src!("rule/patch_audit.rs"),
+        schema: schema_of::<r::patch_audit::PatchAuditSpec>,
+        compile: r::patch_audit::compile,
+    },
+    ComponentInfo {
         type_name: "tool_call",
         group: "rule",
         source: src!("rule/tool_call.rs"),

@@ -64,6 +64,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "math_equiv.yaml",
     "multi.yaml",
     "numeric.yaml",
+    "patch_audit.yaml",
     "regex.yaml",
     "state_match.yaml",
     "string_check.yaml",

@@ -10,6 +10,7 @@ pub mod json_schema;
 pub mod length;
 pub mod math_equiv;
 pub mod numeric;
+pub mod patch_audit;
 pub mod regex;
 mod scan;
 pub mod state_match;
