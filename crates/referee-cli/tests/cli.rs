@@ -30,6 +30,9 @@ fn check_accepts_every_example() {
         "examples/tool_calls/spec.yaml",
         "examples/json_schema/spec.yaml",
         "examples/grpo-group/spec.yaml",
+        "examples/agent-booking/spec.yaml",
+        "examples/agent-support/spec.yaml",
+        "examples/agent-swe/spec.yaml",
     ] {
         referee().args(["check", spec]).assert().success();
     }
@@ -59,6 +62,18 @@ fn score_gsm8k_example() {
         "examples/gsm8k/spec.yaml",
         "examples/gsm8k/samples.jsonl"
     ));
+}
+
+/// The agent examples: what each hostile rollout gets, and which component said so.
+#[test]
+fn score_agent_examples() {
+    for ex in ["agent-booking", "agent-support", "agent-swe"] {
+        let out = score_example(
+            &format!("examples/{ex}/spec.yaml"),
+            &format!("examples/{ex}/rollouts.jsonl"),
+        );
+        insta::assert_snapshot!(format!("score_{ex}"), out);
+    }
 }
 
 #[test]

@@ -95,6 +95,20 @@ fn rule_based_examples_find_nothing() {
             "examples/ifeval/spec.yaml",
             "examples/ifeval/rollouts.jsonl",
         ),
+        // Agent rollouts: the outcome is the environment's state, gated by the path's rules,
+        // the claims' backing, the patch audit and a real reply.
+        (
+            "examples/agent-booking/spec.yaml",
+            "examples/agent-booking/rollouts.jsonl",
+        ),
+        (
+            "examples/agent-support/spec.yaml",
+            "examples/agent-support/rollouts.jsonl",
+        ),
+        (
+            "examples/agent-swe/spec.yaml",
+            "examples/agent-swe/rollouts.jsonl",
+        ),
     ] {
         let r = run(spec, data);
         assert!(
@@ -107,6 +121,79 @@ fn rule_based_examples_find_nothing() {
         let names: Vec<&str> = r.families.iter().map(|f| f.family.as_str()).collect();
         assert!(names.iter().any(|n| n.starts_with("exploits:")), "{spec}");
     }
+}
+
+#[test]
+fn agent_examples_run_every_trajectory_family() {
+    for (spec, data, families) in [
+        (
+            "examples/agent-booking/spec.yaml",
+            "examples/agent-booking/rollouts.jsonl",
+            &[
+                "tool_spam",
+                "fake_tool_results",
+                "claim_without_call",
+                "answer_only",
+            ][..],
+        ),
+        (
+            "examples/agent-swe/spec.yaml",
+            "examples/agent-swe/rollouts.jsonl",
+            &[
+                "tool_spam",
+                "fake_tool_results",
+                "claim_without_call",
+                "answer_only",
+                "test_edit",
+            ][..],
+        ),
+    ] {
+        let r = run(spec, data);
+        for f in families {
+            let fam = r.families.iter().find(|x| x.family == *f);
+            assert!(
+                fam.is_some_and(|x| x.variants > 0),
+                "{spec}: {f} made no variant"
+            );
+        }
+    }
+}
+
+#[test]
+fn weak_agent_specs_have_the_holes_agents_find() {
+    let r = run(
+        "fixtures/fuzz/weak/agent_says_booked.yaml",
+        "examples/agent-booking/rollouts.jsonl",
+    );
+    assert!(r.failed);
+    let h = holes(&r);
+    for f in ["fake_tool_results", "claim_without_call", "answer_only"] {
+        assert!(h.contains(f), "{f} not found: {h:?}");
+    }
+    let r = run(
+        "fixtures/fuzz/weak/agent_state_only.yaml",
+        "examples/agent-booking/rollouts.jsonl",
+    );
+    assert!(r.failed);
+    let h = holes(&r);
+    // The path is unbounded, the reply unread, and a task whose right outcome is to change
+    // nothing (no free slot) is paid without a single call: the holes a state check leaves.
+    for f in [
+        "tool_spam",
+        "empty",
+        "master_key",
+        "claim_without_call",
+        "answer_only",
+    ] {
+        assert!(h.contains(f), "{f} not found: {h:?}");
+    }
+    let spam = r.families.iter().find(|f| f.family == "tool_spam").unwrap();
+    assert!(
+        spam.examples
+            .iter()
+            .any(|e| e.id == serde_json::json!("clean")),
+        "the spammed clean rollout pays: {spam:?}"
+    );
 }
 
 #[test]

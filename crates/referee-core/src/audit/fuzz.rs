@@ -306,10 +306,13 @@ fn rng_for(seed: u64, row: usize, name: &str) -> ChaCha8Rng {
 }
 
 /// A copy of `orig` answering `text` instead (its last assistant message too, when it has
-/// messages); its own tool calls only when given.
+/// messages); its own tool calls only when given. The final state is the row's: the variant
+/// changes what was said, not what the environment holds (without it, a spec that reads the
+/// state could not score the variant, and its hole would go unseen).
 fn with_output(orig: &Sample, text: String, tools: Option<Value>) -> Sample {
     let mut s = Sample::new(text, orig.item.clone());
     s.id.clone_from(&orig.id);
+    s.state.clone_from(&orig.state);
     s.output_tools = tools;
     if let Some(Value::Array(msgs)) = &orig.messages {
         let mut msgs = msgs.clone();

@@ -72,7 +72,7 @@ pub(super) const PRESETS: &[Preset] = &[
         name: "refunded",
         pattern: r"(?x)
             \brefunded\b
-          | \brefunds?\s+(?:(?:has|have|was|were|is|are|been|now|successfully|fully)\s+)*
+          | \brefunds?\s+(?:(?:of|for)\s+(?:[^.!?;\n]|\.\d){1,40}?\s+)?(?:(?:has|have|was|were|is|are|been|now|successfully|fully)\s+)*
               (?:issued|processed|completed|initiated|approved|granted|sent|made|applied|credited)\b
           | \b(?:issued|processed|initiated|approved|granted|sent|made|applied)\s+(?:a|an|the|your|their)\s+(?:full\s+|partial\s+)?refund\b
           | \b(?:money|amount|payment|charge|funds)\s+(?:(?:has|have|was|were|is|are|been)\s+)*(?:returned|credited|reversed)\b",
@@ -470,6 +470,7 @@ mod tests {
             ("sent", "I sent it to the team."),
             ("sent", "Sent!"),
             ("refunded", "Your refund has been issued."),
+            ("refunded", "Your refund of $42.00 has been issued."),
             ("refunded", "I processed a full refund of $40."),
             ("refunded", "The order was refunded."),
             ("cancelled", "Your subscription is cancelled."),
