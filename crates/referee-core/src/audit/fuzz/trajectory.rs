@@ -291,31 +291,13 @@ mod tests {
         let t = Trajectory::from_messages(r.messages.as_ref().unwrap().as_array().unwrap());
         assert!(t.calls.is_empty());
         assert_eq!(r.state, Some(json!({"bookings": []})), "untouched");
-        let fake = generate("fake_tool_results", &s);
-        let t = Trajectory::from_messages(
-            fake[0]
-                .rollout
-                .as_ref()
-                .unwrap()
-                .messages
-                .as_ref()
-                .unwrap()
-                .as_array()
-                .unwrap(),
-        );
+        let turns = |v: &Variant| {
+            let m = v.rollout.as_ref().and_then(|r| r.messages.as_ref());
+            Trajectory::from_messages(m.and_then(Value::as_array).unwrap())
+        };
+        let t = turns(&generate("fake_tool_results", &s)[0]);
         assert!(t.turns.iter().any(|u| u.is("tool") && u.answers.is_none()));
-        let spam = generate("tool_spam", &s);
-        let t = Trajectory::from_messages(
-            spam[1]
-                .rollout
-                .as_ref()
-                .unwrap()
-                .messages
-                .as_ref()
-                .unwrap()
-                .as_array()
-                .unwrap(),
-        );
+        let t = turns(&generate("tool_spam", &s)[1]);
         assert_eq!(t.calls.len(), 30);
         assert!(t.calls.iter().all(|c| c.succeeded(&t)));
         let edit = generate("test_edit", &s);

@@ -5,7 +5,10 @@
 //!
 //! *Spec:* `expected` (required): a template, usually `{{item.expected_state}}`; `state` (default
 //! `{{sample.state}}`); `mode`: `subset` (default: every field the expected state names must
-//! match; other fields may be anything) or `exact` (no other fields either); `ignore`: field
+//! match; other fields may be anything), `exact` (no other fields either) or `hash` (τ-bench's
+//! check: the SHA-256 of the whole state's canonical JSON, keys sorted, no whitespace, whole
+//! numbers without `.0`, ignored paths removed, against `expected` given as that hex digest or
+//! as a state hashed the same way; all or nothing, the trace shows both digests); `ignore`: field
 //! paths left out of the comparison (`updated_at`, `bookings[].id`: `[]` means every element);
 //! `tolerance` (default 0): numbers match within this absolute difference; `reward`: `all`
 //! (default: 1 when everything matches, else 0) or `fraction` (the share of the expected state's
@@ -48,7 +51,7 @@ pub struct StateMatchSpec {
     /// The final state (default `{{sample.state}}`).
     #[serde(default)]
     pub state: Option<String>,
-    /// `subset` (default) or `exact`.
+    /// `subset` (default), `exact` or `hash`.
     #[serde(default)]
     pub mode: StateMode,
     /// Field paths left out of the comparison; `[]` stands for every element of a list.
@@ -68,6 +71,8 @@ pub enum StateMode {
     #[default]
     Subset,
     Exact,
+    /// τ-bench's check: the whole state's digest against the expected one.
+    Hash,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
@@ -118,6 +123,14 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             );
             ok = false;
         }
+    }
+    if spec.mode == StateMode::Hash && (spec.reward == StateReward::Fraction || tolerance > 0.0) {
+        cx.err(
+            at,
+            Some("mode"),
+            "`mode: hash` is all or nothing: it takes neither `reward: fraction` nor `tolerance`",
+        );
+        ok = false;
     }
     let (expected, state) = (expected?, state?);
     ok.then(|| {
@@ -250,6 +263,80 @@ impl StateMatch {
     }
 }
 
+impl StateMatch {
+    /// `mode: hash`: SHA-256 of the state's canonical JSON (ignored paths removed) against the
+    /// expected digest, or against the expected state's digest when it is given as a state.
+    fn hash_match(&self, want: &Value, got: &Value, cx: &mut ScoreCtx) -> Outcome {
+        let want_digest = match want {
+            Value::String(h) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                h.to_ascii_lowercase()
+            }
+            Value::String(h) => {
+                return Outcome::error(
+                    "missing_field",
+                    format!(
+                        "{}: a hash mode expected state is a SHA-256 hex digest or a state, found the text {}",
+                        self.expected.source(),
+                        short(&Value::String(h.clone()))
+                    ),
+                )
+            }
+            other => self.digest(other),
+        };
+        let got_digest = self.digest(got);
+        let same = want_digest == got_digest;
+        cx.note(|| {
+            if same {
+                format!("the final state's digest matches ({})", &got_digest[..12])
+            } else {
+                format!(
+                    "the final state's digest {} is not the expected {}",
+                    &got_digest[..12],
+                    &want_digest[..12]
+                )
+            }
+        });
+        cx.detail(|| json!({"state_sha256": got_digest, "expected_sha256": want_digest}));
+        Outcome::bool(same)
+    }
+
+    fn digest(&self, v: &Value) -> String {
+        use sha2::{Digest as _, Sha256};
+        use std::fmt::Write as _;
+        let mut v = v.clone();
+        for p in &self.ignore {
+            remove_path(&mut v, p);
+        }
+        let text = crate::trajectory::canonical_json(&v);
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .fold(String::with_capacity(64), |mut out, b| {
+                let _ = write!(out, "{b:02x}");
+                out
+            })
+    }
+}
+
+/// Removes the field at `path` (`[]`: in every element of a list).
+fn remove_path(v: &mut Value, path: &[String]) {
+    match (path.first().map(String::as_str), v) {
+        (Some("[]"), Value::Array(a)) => {
+            for x in a {
+                remove_path(x, &path[1..]);
+            }
+        }
+        (Some(k), Value::Object(m)) if path.len() == 1 => {
+            m.shift_remove(k);
+        }
+        (Some(k), Value::Object(m)) => {
+            if let Some(x) = m.get_mut(k) {
+                remove_path(x, &path[1..]);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn leaf_count(v: &Value) -> usize {
     match v {
         Value::Object(m) => m.values().map(leaf_count).sum::<usize>().max(1),
@@ -297,6 +384,9 @@ impl SyncComponent for StateMatch {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
         };
+        if self.mode == StateMode::Hash {
+            return self.hash_match(&want, &got, cx);
+        }
         let mut d = Diff::default();
         self.compare(&want, Some(&got), &mut Vec::new(), "state", &mut d);
         let all = d.differences.is_empty();

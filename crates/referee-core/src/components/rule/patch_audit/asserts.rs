@@ -107,7 +107,8 @@ fn collapse(t: &str) -> String {
         .to_string()
 }
 
-fn depth(t: &str) -> i32 {
+/// Brackets opened minus closed: where a statement continues on the next line.
+pub(super) fn depth(t: &str) -> i32 {
     t.bytes()
         .map(|b| match b {
             b'(' | b'[' | b'{' => 1,

@@ -166,11 +166,11 @@ impl TestsInfo {
         let mut depth = 0;
         let mut at = 0;
         for t in toks {
-            depth += balance(&l[at..t.start]);
+            depth += super::asserts::depth(&l[at..t.start]);
             at = t.end;
             self.add(t.lit, g);
         }
-        depth + balance(&l[at..])
+        depth + super::asserts::depth(&l[at..])
     }
 
     fn has(&self, l: &Lit) -> bool {
@@ -203,16 +203,6 @@ impl TestsInfo {
     fn output(&self, l: &Lit) -> bool {
         self.has(l) && !trivial(l)
     }
-}
-
-fn balance(s: &str) -> i32 {
-    s.bytes()
-        .map(|b| match b {
-            b'(' | b'[' | b'{' => 1,
-            b')' | b']' | b'}' => -1,
-            _ => 0,
-        })
-        .sum()
 }
 
 /// `0`, `1`, `2`, `-1`, and strings under two characters or blank: in every program.
