@@ -9,7 +9,9 @@
 //! - the candidate's reasoning section is stripped first (`reasoning: keep` to show it);
 //! - a degenerate candidate (empty, only a master-key opener, shorter than `min_chars`) is
 //!   failed before any call (`prefilter: false` to disable);
-//! - injection phrases are flagged in the trace;
+//! - injection phrases are flagged in the trace (and, with `injection: fail`, the default, the
+//!   overrides fail the candidate before any call); on a trajectory every assistant turn is the
+//!   candidate's text, since a judge shown `{{sample.transcript}}` reads them all;
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
@@ -404,7 +406,22 @@ impl Caller {
             Reasoning::Strip => strip_reasoning(&s.output_text).text,
             Reasoning::Keep => &s.output_text,
         };
-        let flags = guard::injection_flags(answer);
+        let mut flags = guard::injection_flags(answer);
+        // A rollout's every assistant turn is the candidate's own text: a judge shown the
+        // transcript reads them all, so text aimed at the grader in an earlier turn counts.
+        if s.messages.is_some() {
+            for t in s.trajectory().assistant_turns() {
+                let text = match self.reasoning {
+                    Reasoning::Strip => strip_reasoning(&t.text).text,
+                    Reasoning::Keep => &t.text,
+                };
+                for f in guard::injection_flags(text) {
+                    if !flags.contains(&f) {
+                        flags.push(f);
+                    }
+                }
+            }
+        }
         if !flags.is_empty() {
             cx.note(|| format!("injection phrases in the candidate: {}", flags.join(", ")));
         }
