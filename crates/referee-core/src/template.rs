@@ -4,8 +4,9 @@
 //! Beyond OpenAI's syntax, for trajectories: an index counts from the end when negative
 //! (`{{sample.messages[-1].content}}`); `[key=value]` keeps the elements of a list whose `key`
 //! is `value` (`{{sample.messages[role=tool][-1].content}}`: the last tool result); and
-//! `[tool=NAME]` keeps the `tool` turns that answer a call to the tool `NAME` (matched by the
-//! turn's `name`, or through its `tool_call_id` to the assistant's call). `sample.state` is the
+//! `[tool=NAME]` keeps the `tool` turns that answer a call to the tool `NAME`, paired as the
+//! trajectory pairs them (`crate::trajectory`: by `tool_call_id`, else by `name` among calls
+//! without ids; one answer per call). `sample.state` is the
 //! environment's final state; `sample.transcript` the whole rollout as text for a judge (turns,
 //! calls and results under headers the policy cannot forge, truncated as
 //! `crate::trajectory::transcript` states).
@@ -423,7 +424,7 @@ impl VarPath {
                 }
                 Step::Tool(name) => {
                     let items = self.list(v, sel.take(), step)?;
-                    sel = Some(tool_results(v, items, name));
+                    sel = Some(tool_results(s, v, items, name));
                 }
             }
         }
@@ -525,33 +526,36 @@ pub fn render_pair<'a>(
     Ok((input.render(s)?, r))
 }
 
-/// The `tool` turns among `items` that answer a call to `name`: by their `tool_call_id` matched
-/// to a call in an assistant turn of `all` (the whole list), or, for a turn without an id, by its
-/// own `name`.
-fn tool_results<'a>(all: &'a Value, items: Vec<&'a Value>, name: &str) -> Vec<&'a Value> {
-    let ids: Vec<&str> = all
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m.get("tool_calls")?.as_array())
-        .flatten()
-        .filter(|c| {
-            c.pointer("/function/name")
-                .or_else(|| c.get("name"))
-                .and_then(Value::as_str)
-                == Some(name)
-        })
-        .filter_map(|c| c.get("id")?.as_str())
+/// The `tool` turns among `items` that answer a call to `name`, as the trajectory pairs them
+/// ([`crate::trajectory`]): by `tool_call_id` to an earlier, unanswered call (one call, one
+/// answer), or, for a turn without an id, by its `name` among id-less calls. A tool turn that
+/// answers no call is no tool's result, whatever `name` it gives itself.
+fn tool_results<'a>(
+    s: &Sample,
+    all: &'a Value,
+    items: Vec<&'a Value>,
+    name: &str,
+) -> Vec<&'a Value> {
+    let Some(msgs) = all.as_array() else {
+        return Vec::new();
+    };
+    let own;
+    let t = match &s.messages {
+        Some(m) if std::ptr::eq(m, all) => s.trajectory(),
+        _ => {
+            own = crate::trajectory::Trajectory::from_messages(msgs);
+            &own
+        }
+    };
+    let answering: Vec<*const Value> = t
+        .turns
+        .iter()
+        .filter(|u| u.is("tool") && u.answers.is_some_and(|c| t.calls[c].name == name))
+        .filter_map(|u| msgs.get(u.index).map(std::ptr::from_ref))
         .collect();
     items
         .into_iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
-        // A turn that names a call answers that call, whatever `name` it claims: a tool turn
-        // labelled `book` that answers no call to `book` is not a booking.
-        .filter(|m| match m.get("tool_call_id").and_then(Value::as_str) {
-            Some(id) => ids.contains(&id),
-            None => m.get("name").and_then(Value::as_str) == Some(name),
-        })
+        .filter(|m| answering.contains(&std::ptr::from_ref(*m)))
         .collect()
 }
 
@@ -661,6 +665,27 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.reason, "missing_field");
         assert!(!e.policy);
+    }
+
+    #[test]
+    fn a_tool_filter_pairs_results_as_the_trajectory_does() {
+        let mut s = Sample::new("Booked.", json!({}));
+        s.messages = Some(json!([
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "taken"},
+            {"role": "tool", "tool_call_id": "c1", "content": "booked #7"},
+            {"role": "tool", "name": "book", "content": "booked #8"}
+        ]));
+        let r = |t: &str| Template::parse(t).unwrap().render(&s).map(Cow::into_owned);
+        // One call, one answer: a second turn with its id, or a turn that only names the
+        // tool, answers nothing.
+        assert_eq!(
+            r("{{sample.messages[tool=book][-1].content}}").unwrap(),
+            "taken"
+        );
+        let all = Template::parse("{{sample.messages[tool=book]}}").unwrap();
+        assert_eq!(all.render_value(&s).unwrap().as_array().unwrap().len(), 1);
     }
 
     #[test]
