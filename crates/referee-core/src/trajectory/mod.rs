@@ -161,9 +161,6 @@ impl Turn {
     }
 }
 
-/// The fields trainers put a message's reasoning in (same list as [`crate::sample`]).
-const REASONING_KEYS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
-
 impl Trajectory {
     /// The trajectory of a sample: its messages, or its output as one assistant turn.
     pub fn of(s: &Sample) -> Trajectory {
@@ -183,25 +180,28 @@ impl Trajectory {
         let mut t = Trajectory::default();
         let mut open = Open::default();
         for (index, m) in msgs.iter().enumerate() {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-            let text = content_text(m.get("content").unwrap_or(&Value::Null));
+            let f = Fields::of(m);
+            let role = f.role.unwrap_or("");
+            let text = content_text(f.content.unwrap_or(&Value::Null));
+            let (tokens, latency_ms) = f.meta();
             match role {
                 "assistant" => {
-                    let reasoning = REASONING_KEYS
+                    let reasoning = f
+                        .reasoning
                         .iter()
-                        .find_map(|k| m.get(*k).and_then(Value::as_str))
+                        .flatten()
+                        .next()
                         .filter(|r| !r.trim().is_empty())
-                        .map(str::to_string);
+                        .map(|r| (*r).to_string());
                     let start = t.calls.len();
-                    t.push_assistant(index, text, reasoning, m.get("tool_calls"));
+                    t.push_assistant(index, text, reasoning, f.tool_calls);
                     for c in start..t.calls.len() {
                         open.add(c, &t.calls[c]);
                     }
                 }
                 "tool" => {
-                    let name = m.get("name").and_then(Value::as_str).map(str::to_string);
-                    let id = m.get("tool_call_id").and_then(Value::as_str);
-                    let answers = open.answer(&t.calls, id, name.as_deref());
+                    let name = f.name.map(str::to_string);
+                    let answers = open.answer(&t.calls, f.tool_call_id, name.as_deref());
                     let turn = t.turns.len();
                     if let Some(c) = answers {
                         t.calls[c].result = Some(turn);
@@ -213,7 +213,7 @@ impl Trajectory {
                         reasoning: None,
                         calls: 0..0,
                         answers,
-                        error: flagged_error(m),
+                        error: f.error(),
                         name,
                         tokens: None,
                         latency_ms: None,
@@ -233,7 +233,7 @@ impl Trajectory {
                 }),
             }
             if let Some(u) = t.turns.last_mut() {
-                (u.tokens, u.latency_ms) = turn_meta(m);
+                (u.tokens, u.latency_ms) = (tokens, latency_ms);
             }
         }
         t
@@ -249,13 +249,33 @@ impl Trajectory {
         let turn = self.turns.len();
         let start = self.calls.len();
         for c in tools.and_then(Value::as_array).into_iter().flatten() {
-            let f = c.get("function").filter(|f| f.is_object()).unwrap_or(c);
-            let arguments_text = match f.get("arguments") {
+            // One pass over the call (and its `function`), not a hashed lookup per field.
+            let (mut id, mut function, mut name, mut args) = (None, None, None, None);
+            for (k, v) in c.as_object().into_iter().flatten() {
+                match k.as_str() {
+                    "id" => id = v.as_str(),
+                    "function" if v.is_object() => function = Some(v),
+                    "name" => name = Some(v),
+                    "arguments" => args = Some(v),
+                    _ => {}
+                }
+            }
+            if let Some(f) = function {
+                (name, args) = (None, None);
+                for (k, v) in f.as_object().into_iter().flatten() {
+                    match k.as_str() {
+                        "name" => name = Some(v),
+                        "arguments" => args = Some(v),
+                        _ => {}
+                    }
+                }
+            }
+            let arguments_text = match args {
                 Some(Value::String(s)) => s.clone(),
                 None | Some(Value::Null) => "{}".to_string(),
                 Some(v) => v.to_string(),
             };
-            let arguments = match f.get("arguments") {
+            let arguments = match args {
                 Some(Value::Object(m)) => Some(m.clone()),
                 None | Some(Value::Null) => Some(serde_json::Map::new()),
                 Some(Value::String(s)) => match serde_json::from_str(s) {
@@ -266,12 +286,8 @@ impl Trajectory {
             };
             self.calls.push(Call {
                 turn,
-                id: c.get("id").and_then(Value::as_str).map(str::to_string),
-                name: f
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
+                id: id.map(str::to_string),
+                name: name.and_then(Value::as_str).unwrap_or("").to_string(),
                 arguments_text,
                 arguments,
                 result: None,
@@ -380,34 +396,78 @@ fn content_text(content: &Value) -> String {
     }
 }
 
-/// A turn's recorded token count and latency (see [`Turn::tokens`]).
-fn turn_meta(m: &Value) -> (Option<u64>, Option<f64>) {
-    let tokens = ["tokens", "num_tokens", "completion_tokens"]
-        .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_u64))
-        .or_else(|| {
-            m.pointer("/usage/completion_tokens")
-                .and_then(Value::as_u64)
-        });
-    let latency = ["latency_ms", "duration_ms"]
-        .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_f64))
-        .or_else(|| m.get("latency").and_then(Value::as_f64).map(|s| s * 1000.0))
-        .filter(|x| x.is_finite() && *x >= 0.0);
-    (tokens, latency)
+/// The fields of one message the trajectory reads, found in one pass over the message's keys
+/// (a message has a handful; looking each name up would hash it against every one).
+#[derive(Default)]
+struct Fields<'a> {
+    role: Option<&'a str>,
+    content: Option<&'a Value>,
+    /// `reasoning_content`, `thinking`, `reasoning`, in that order of preference.
+    reasoning: [Option<&'a str>; 3],
+    tool_calls: Option<&'a Value>,
+    name: Option<&'a str>,
+    tool_call_id: Option<&'a str>,
+    is_error: Option<&'a Value>,
+    error: Option<&'a Value>,
+    status: Option<&'a str>,
+    /// `tokens`, `num_tokens`, `completion_tokens`, then `usage.completion_tokens`.
+    tokens: [Option<u64>; 4],
+    /// `latency_ms`, `duration_ms` (milliseconds), `latency` (seconds).
+    latency: [Option<f64>; 3],
 }
 
-/// The environment's own error flag on a tool turn.
-fn flagged_error(m: &Value) -> bool {
-    let flag = |v: Option<&Value>| match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.trim().is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-        _ => false,
-    };
-    flag(m.get("is_error"))
-        || flag(m.get("error"))
-        || m.get("status").and_then(Value::as_str) == Some("error")
+impl<'a> Fields<'a> {
+    fn of(m: &'a Value) -> Fields<'a> {
+        let mut f = Fields::default();
+        for (k, v) in m.as_object().into_iter().flatten() {
+            match k.as_str() {
+                "role" => f.role = v.as_str(),
+                "content" => f.content = Some(v),
+                "reasoning_content" => f.reasoning[0] = v.as_str(),
+                "thinking" => f.reasoning[1] = v.as_str(),
+                "reasoning" => f.reasoning[2] = v.as_str(),
+                "tool_calls" => f.tool_calls = Some(v),
+                "name" => f.name = v.as_str(),
+                "tool_call_id" => f.tool_call_id = v.as_str(),
+                "is_error" => f.is_error = Some(v),
+                "error" => f.error = Some(v),
+                "status" => f.status = v.as_str(),
+                "tokens" => f.tokens[0] = v.as_u64(),
+                "num_tokens" => f.tokens[1] = v.as_u64(),
+                "completion_tokens" => f.tokens[2] = v.as_u64(),
+                "usage" => f.tokens[3] = v.get("completion_tokens").and_then(Value::as_u64),
+                "latency_ms" => f.latency[0] = v.as_f64(),
+                "duration_ms" => f.latency[1] = v.as_f64(),
+                "latency" => f.latency[2] = v.as_f64().map(|s| s * 1000.0),
+                _ => {}
+            }
+        }
+        f
+    }
+
+    /// The turn's recorded token count and latency in milliseconds (see [`Turn::tokens`]).
+    fn meta(&self) -> (Option<u64>, Option<f64>) {
+        let tokens = self.tokens.iter().flatten().next().copied();
+        let latency = self
+            .latency
+            .iter()
+            .flatten()
+            .next()
+            .copied()
+            .filter(|x| x.is_finite() && *x >= 0.0);
+        (tokens, latency)
+    }
+
+    /// The environment's own error flag on a tool turn.
+    fn error(&self) -> bool {
+        let flag = |v: Option<&Value>| match v {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => !s.trim().is_empty(),
+            Some(Value::Object(o)) => !o.is_empty(),
+            _ => false,
+        };
+        flag(self.is_error) || flag(self.error) || self.status == Some("error")
+    }
 }
 
 #[cfg(test)]
