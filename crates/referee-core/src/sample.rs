@@ -110,6 +110,11 @@ pub fn assistant_output(messages: &Value) -> Option<AssistantOutput> {
         .rev()
         .find(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
         .or_else(|| arr.last())?;
+    message_output(msg)
+}
+
+/// What one message says, read as [`assistant_output`] reads the graded one.
+pub fn message_output(msg: &Value) -> Option<AssistantOutput> {
     if !msg.is_object() {
         return None;
     }

@@ -73,19 +73,10 @@ pub fn generate(family: &str, s: &Sample) -> Vec<Variant> {
             untouched(),
         )],
         "answer_only" if worked => {
-            let prompt = msgs
-                .iter()
-                .take_while(|m| role(m) != "assistant")
-                .cloned()
-                .collect::<Vec<_>>();
-            let Some(last) = msgs.iter().rev().find(|m| role(m) == "assistant") else {
+            let Some(last) = final_answer(msgs) else {
                 return Vec::new();
             };
-            let mut m = prompt;
-            let mut last = last.clone();
-            if let Some(o) = last.as_object_mut() {
-                o.remove("tool_calls");
-            }
+            let mut m = prompt_turns(msgs);
             m.push(last);
             vec![Variant::rollout("the final answer alone", m, untouched())]
         }
@@ -95,6 +86,23 @@ pub fn generate(family: &str, s: &Sample) -> Vec<Variant> {
 
 fn role(m: &Value) -> &str {
     m.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The turns before the assistant's first (the system and user prompt).
+fn prompt_turns(msgs: &[Value]) -> Vec<Value> {
+    msgs.iter()
+        .take_while(|m| role(m) != "assistant")
+        .cloned()
+        .collect()
+}
+
+/// The last assistant turn, without the calls it made.
+fn final_answer(msgs: &[Value]) -> Option<Value> {
+    let mut last = msgs.iter().rev().find(|m| role(m) == "assistant")?.clone();
+    if let Some(o) = last.as_object_mut() {
+        o.remove("tool_calls");
+    }
+    Some(last)
 }
 
 /// The messages without tool calls and tool turns (assistant turns left with no text and no
@@ -127,12 +135,8 @@ fn call_json(c: &crate::trajectory::Call, id: &str) -> Value {
 }
 
 fn spam(msgs: &[Value], t: &Trajectory) -> Vec<(String, Vec<Value>)> {
-    let final_turn = msgs.iter().rev().find(|m| role(m) == "assistant").cloned();
-    let prompt: Vec<Value> = msgs
-        .iter()
-        .take_while(|m| role(m) != "assistant")
-        .cloned()
-        .collect();
+    let final_turn = final_answer(msgs);
+    let prompt = prompt_turns(msgs);
     let repeat = |calls: Vec<(usize, usize)>| -> Vec<Value> {
         // `(call, copy)`: one assistant turn per copy, answered like the original.
         let mut out = prompt.clone();
@@ -149,13 +153,7 @@ fn spam(msgs: &[Value], t: &Trajectory) -> Vec<(String, Vec<Value>)> {
             }
             out.push(r);
         }
-        if let Some(f) = &final_turn {
-            let mut f = f.clone();
-            if let Some(o) = f.as_object_mut() {
-                o.remove("tool_calls");
-            }
-            out.push(f);
-        }
+        out.extend(final_turn.clone());
         out
     };
     let every: Vec<(usize, usize)> = (0..t.calls.len())

@@ -35,7 +35,7 @@ use super::{display_path, one};
 use crate::compile::{sync, At, Child, Compiler};
 use crate::node::{AsyncComponent, Cost, Imp, Node, ScoreCtx, SyncComponent};
 use crate::outcome::{Outcome, StatusAcc};
-use crate::sample::{assistant_output, Sample};
+use crate::sample::{message_output, Sample};
 use crate::trajectory::Turn;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -272,7 +272,7 @@ impl EachTurn {
 fn turn_sample(s: &Sample, turn: &Turn) -> Sample {
     let msgs = s.messages.as_ref().and_then(Value::as_array);
     let (text, tools) = match msgs.and_then(|m| m.get(turn.index)) {
-        Some(m) => match assistant_output(&Value::Array(vec![m.clone()])) {
+        Some(m) => match message_output(m) {
             Some(o) => (o.text, o.tools),
             None => (turn.text.clone(), None),
         },

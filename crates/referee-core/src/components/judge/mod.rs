@@ -410,7 +410,9 @@ impl Caller {
         // A rollout's every assistant turn is the candidate's own text: a judge shown the
         // transcript reads them all, so text aimed at the grader in an earlier turn counts.
         if s.messages.is_some() {
-            for t in s.trajectory().assistant_turns() {
+            // The final turn is `answer`, checked above.
+            let turns: Vec<_> = s.trajectory().assistant_turns().collect();
+            for t in turns.iter().take(turns.len().saturating_sub(1)) {
                 let text = match self.reasoning {
                     Reasoning::Strip => strip_reasoning(&t.text).text,
                     Reasoning::Keep => &t.text,
