@@ -10,10 +10,15 @@ medians over --runs:
   python         plain.py: one process, one core (the GIL)
   referee -j 1   `referee score SPEC DATA -o /dev/null -j 1`
   referee -j 2   the same on two cores
+  referee const  `referee score` with a `const` spec on one core: the input path alone (start,
+                 read, parse into the row tree, write), no check run; its distance from
+                 `referee -j 1` is what the checks cost
 Peak memory is each process's max RSS (getrusage of the finished child). Then one untimed run
-compares Referee's rewards with Python's row by row.
+compares Referee's rewards with Python's row by row. With --floor it also builds and runs
+parse_floor/ (the parse alone, in memory, by serde_json and by the fastest Rust parsers) and
+prints the "× python per core" each parse cost would leave as a ceiling.
 
-Usage: python3 benches/trajectory/run.py [--rows 100000] [--runs 5] [--referee target/release/referee]
+Usage: python3 benches/trajectory/run.py [--rows 100000] [--runs 5] [--referee target/release/referee] [--floor]
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--referee", default=os.path.join(ROOT, "target", "release", "referee"))
     ap.add_argument("--spec", default=os.path.join(HERE, "spec.yaml"))
+    ap.add_argument("--floor", action="store_true", help="also measure the parse floor (parse_floor/)")
     a = ap.parse_args()
     data = os.path.join(DATA_DIR, f"trajectories_{a.rows // 1000}k.jsonl")
     if not os.path.exists(data):
@@ -62,6 +68,7 @@ def main() -> None:
         "python": [sys.executable, os.path.join(HERE, "plain.py"), data],
         "referee -j 1": [a.referee, "score", a.spec, data, "-o", "/dev/null", "-j", "1"],
         "referee -j 2": [a.referee, "score", a.spec, data, "-o", "/dev/null", "-j", "2"],
+        "referee const": [a.referee, "score", os.path.join(HERE, "const.yaml"), data, "-o", "/dev/null", "-j", "1"],
     }
     walls = {k: [] for k in sides}
     rss = {k: [] for k in sides}
@@ -75,7 +82,7 @@ def main() -> None:
     print(f"\n{a.rows:,} trajectories, {os.path.getsize(data) / 1e6:.0f} MB, median of {a.runs} runs")
     print(f"  {'side':<14} {'wall s':>8} {'rows/s':>10} {'max RSS MiB':>12} {'× python':>9} {'× python per core':>18}")
     for k in sides:
-        cores = 2 if k.endswith("2") else 1
+        cores = 2 if k.endswith(" 2") else 1
         x = med["python"] / med[k]
         print(f"  {k:<14} {med[k]:8.2f} {a.rows / med[k]:10,.0f} {statistics.median(rss[k]):12.0f} {x:9.1f} {x / cores:18.1f}")
     # Agreement, row by row.
@@ -91,6 +98,21 @@ def main() -> None:
             if r is None or abs(p - r) > 1e-9:
                 diff[kind] = diff.get(kind, 0) + 1
     print(f"  agreement: {a.rows - sum(diff.values()):,} of {a.rows:,} rows" + (f"; differing by kind: {diff}" if diff else ""))
+    if a.floor:
+        floor(data, med["python"] / a.rows * 1e6)
+
+
+def floor(data: str, python_us: float) -> None:
+    """The parse alone per row, and the ceiling on "× python per core" it leaves."""
+    manifest = os.path.join(HERE, "parse_floor", "Cargo.toml")
+    subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", manifest], check=True)
+    exe = os.path.join(HERE, "parse_floor", "target", "release", "parse_floor")
+    out = subprocess.run([exe, data], check=True, capture_output=True, text=True).stdout
+    print(f"\nparse floor (python: {python_us:.1f} µs a row, the whole check)")
+    print(f"  {'parse only':<46} {'µs/row':>7} {'ceiling × python per core':>26}")
+    for line in out.splitlines()[1:]:
+        name, us = line.rsplit(None, 1)
+        print(f"  {name.strip():<46} {float(us):7.2f} {python_us / float(us):26.1f}")
 
 
 if __name__ == "__main__":
