@@ -18,6 +18,9 @@ class Result:
     advantage: Optional[float]
     group_flag: Optional[str]
     usage: Optional[dict[str, Any]]
+    step_rewards: Optional[list[dict[str, Any]]]
+    """Per-step credit, `[{start, end, value, component, turn?}]` (char offsets into the
+    output), for programs with step components; `None` otherwise."""
     trace: Optional[dict[str, Any]]
     def to_dict(self) -> dict[str, Any]: ...
 

@@ -76,6 +76,26 @@ def test_explain_matches_cli_explain(cli, specs: Path):
     assert prog.score_detailed(MIXED_ROWS[:1])[0].trace is None
 
 
+def test_step_rewards_match_the_cli(cli, specs: Path):
+    spec = specs / "steps.yaml"
+    prog = referee.compile(spec)
+    rows = [{"id": "s", "item": {}, "sample": {"output_text": "1. fine\n2. wrong é"}},
+            {"prompt": "q", "completion": "1. all fine"}, {"nothing": 1}]
+    got = prog.score_detailed(rows)
+    want = cli(spec, rows)
+    assert got[0].step_rewards == want[0]["step_rewards"] == [
+        {"start": 0, "end": 7, "value": 1.0, "component": "process"},
+        {"start": 8, "end": 18, "value": 0.0, "component": "process"},
+    ]
+    # Char offsets index the Python string itself.
+    text = rows[0]["sample"]["output_text"]
+    assert text[8:18] == "2. wrong é"
+    assert got[1].to_dict()["step_rewards"] == [{"start": 0, "end": 11, "value": 1.0, "component": "process"}]
+    assert got[2].step_rewards is None and got[2].status == "error"
+    # A spec without step components has none.
+    assert referee.compile(specs / "math_format.yaml").score_detailed(rows[:1])[0].step_rewards is None
+
+
 def test_mapping_options_reach_the_core(cli, specs: Path):
     prog = referee.compile(specs / "verl_math.yaml")
     rows = [{"data_source": "x", "reward_model": {"ground_truth": "72"}, "gen": {"text": "\\boxed{72}"},

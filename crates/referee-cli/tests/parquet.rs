@@ -350,3 +350,44 @@ pq.write_table(t, sys.argv[2] + ".gz.parquet", compression="gzip")
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("uncompressed, snappy and zstd"), "{err}");
 }
+
+#[test]
+fn step_rewards_reach_jsonl_and_parquet_alike() {
+    let d = scratch("steps");
+    let spec = d.join("spec.yaml");
+    std::fs::write(
+        &spec,
+        "type: each_step\nname: process\nsteps: {split: numbered}\n\
+         grader: {type: regex, mode: forbid, pattern: wrong}\n",
+    )
+    .unwrap();
+    let rows = vec![
+        json!({"id": "a", "item": {}, "sample": {"output_text": "1. fine\n2. wrong here"}}),
+        json!({"id": "b", "item": {}, "sample": {"output_text": ""}}),
+        json!({"id": "c", "nothing": true}),
+    ];
+    let spec = spec.to_str().unwrap();
+    let want = score_jsonl(spec, &rows, &[]);
+    assert_eq!(
+        want[0]["step_rewards"],
+        json!([
+            {"start": 0, "end": 7, "value": 1.0, "component": "process"},
+            {"start": 8, "end": 21, "value": 0.0, "component": "process"}
+        ])
+    );
+    assert_eq!(want[1]["step_rewards"], json!([]));
+    assert!(
+        want[2].get("step_rewards").is_none(),
+        "an input error has no steps"
+    );
+    let input = d.join("rows.jsonl");
+    std::fs::write(&input, jsonl(&rows)).unwrap();
+    let out = d.join("results.parquet");
+    score_file(spec, &input, &out, &[]);
+    let (cols, got) = read_parquet(&out);
+    assert!(cols.contains(&"step_rewards".to_string()), "{cols:?}");
+    assert_same(&got, &want, &["process"]);
+    for (p, j) in got.iter().zip(&want) {
+        assert_eq!(p.get("step_rewards"), j.get("step_rewards"));
+    }
+}

@@ -58,6 +58,7 @@ fn batch() -> (Vec<ScoreResult>, Vec<Vec<usize>>) {
                 ],
                 trace: None,
                 usage: None,
+                step_rewards: None,
                 group: None,
             });
         }

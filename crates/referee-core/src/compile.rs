@@ -100,6 +100,8 @@ pub struct Compiler {
     judge_missing: Option<String>,
     /// Some node resolved a judge.
     judged: bool,
+    /// Some node gives per-step credit: results carry `step_rewards`.
+    dense: bool,
     /// Item fields some node wants digested while rows are parsed (see [`crate::digest`]).
     item_digests: Vec<std::sync::Arc<str>>,
 }
@@ -135,6 +137,15 @@ impl Compiler {
 
     pub fn grouped(&self) -> bool {
         self.grouped
+    }
+
+    /// Marks the program as giving per-step credit: every result carries `step_rewards`.
+    pub fn gives_steps(&mut self) {
+        self.dense = true;
+    }
+
+    pub fn dense(&self) -> bool {
+        self.dense
     }
 
     /// Asks the input layer to digest `item[field]` while it parses each row

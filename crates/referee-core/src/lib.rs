@@ -24,6 +24,7 @@ pub mod sample;
 pub mod schema;
 pub mod score;
 pub mod stats;
+pub mod steps;
 pub mod summary;
 pub mod template;
 pub mod text;

@@ -58,6 +58,8 @@ pub(crate) struct Done {
     /// Group-aware nodes are scored again in a group's second pass, so they are not replayed
     /// across passes.
     pub(crate) group_aware: bool,
+    /// The per-step credit the node gave (step components), replayed with its outcome.
+    steps: Vec<crate::steps::StepReward>,
     /// What a group-aware node kept in a group's first pass, and the tests it passed.
     kept: Option<(Arc<dyn std::any::Any + Send + Sync>, Vec<bool>)>,
 }
@@ -153,6 +155,7 @@ impl Node {
             cx.stack.push(Trace::open(&self.meta));
         }
         let mark = cx.pending.len();
+        let steps_mark = cx.steps.len();
         let mut out = match &self.imp {
             Imp::Sync(c) => c.score(s, cx),
             Imp::Async(_) => {
@@ -162,6 +165,7 @@ impl Node {
                         t.detail.clone_from(&d.detail);
                     }
                     cx.usage.add(&d.usage);
+                    cx.steps.extend(d.steps.iter().cloned());
                     if let (true, Some((data, passes))) = (cx.collecting, &d.kept) {
                         cx.memo.insert(self.meta.path.clone(), data.clone());
                         cx.record.push((self.meta.path.clone(), passes.clone()));
@@ -189,6 +193,16 @@ impl Node {
             }
             if let Some(name) = &self.meta.name {
                 cx.components.push((name.clone(), component_value(&out)));
+            }
+            // Step credit a component gave is labelled with the node that gave it.
+            for r in &mut cx.steps[steps_mark..] {
+                if r.component.is_empty() {
+                    r.component = self
+                        .meta
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| self.meta.kind.into());
+                }
             }
         }
         if cx.explain {
@@ -236,6 +250,7 @@ pub(crate) async fn run_waiting(node: &Node, s: &Sample, seed: &Seed) -> Done {
         usage: cx.usage,
         group_aware: c.group_aware(),
         kept,
+        steps: cx.steps,
     }
 }
 
@@ -287,6 +302,8 @@ pub struct ScoreCtx {
     pub(crate) done: std::collections::HashMap<Arc<str>, Arc<Done>>,
     /// The waiting nodes this round reached that have not run yet, with their cost.
     pub(crate) pending: Vec<(Arc<str>, Cost)>,
+    /// Per-step credit from the step components scored so far (`step_rewards`).
+    pub(crate) steps: Vec<crate::steps::StepReward>,
 }
 
 /// What one group's first pass found: per node path, the fraction of the group's samples that
@@ -366,6 +383,27 @@ impl ScoreCtx {
     ) {
         self.memo.insert(path.clone(), data);
         self.record.push((path.clone(), passes));
+    }
+
+    /// Gives per-step credit (`step_rewards`): `(start, end, turn, value)` per step, char
+    /// offsets as [`crate::steps::StepReward`] says; labelled with the node when it finishes.
+    pub fn step_rewards(
+        &mut self,
+        steps: impl IntoIterator<Item = (usize, usize, Option<usize>, f64)>,
+    ) {
+        let unlabelled: Arc<str> = Arc::from("");
+        self.steps
+            .extend(
+                steps
+                    .into_iter()
+                    .map(|(start, end, turn, value)| crate::steps::StepReward {
+                        start,
+                        end,
+                        value,
+                        component: unlabelled.clone(),
+                        turn,
+                    }),
+            );
     }
 
     /// Counts a judge reply (a call, or a cache hit) against this sample.

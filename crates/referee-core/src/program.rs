@@ -13,6 +13,8 @@ use std::sync::Arc;
 const FILE_FIELDS: &[&str] = &["grader", "description", "judges", "judge_cache", "group"];
 
 /// A compiled spec: immutable, `Send + Sync`, shared behind `Arc` by every scorer.
+// The flags are independent facts about the tree (waits, grouped, judged, dense), not states.
+#[allow(clippy::struct_excessive_bools)]
 pub struct Program {
     pub(crate) root: Node,
     /// Some node waits on a sandbox or judge: batches are scored as futures driven together.
@@ -23,6 +25,8 @@ pub struct Program {
     pub(crate) names: Vec<Arc<str>>,
     /// Some node calls a judge: results carry `usage`.
     pub(crate) judged: bool,
+    /// Some node gives per-step credit: results carry `step_rewards`.
+    pub(crate) dense: bool,
     /// The `group:` section (advantages, flat groups, diagnostics); `None` when off.
     pub(crate) group: Option<GroupStage>,
     /// Item fields to digest while parsing rows ([`crate::input::InputMapping::for_program`]).
@@ -100,6 +104,7 @@ impl Program {
         };
         let cx_grouped = cx.grouped();
         let judged = cx.judged();
+        let dense = cx.dense();
         let item_digests = cx.item_digests().to_vec();
         let errors = cx.into_errors();
         match root {
@@ -113,6 +118,7 @@ impl Program {
                     grouped: cx_grouped,
                     names,
                     judged,
+                    dense,
                     group,
                     item_digests,
                 })
@@ -144,6 +150,11 @@ impl Program {
     /// Whether some node calls a judge, so every result carries `usage`.
     pub fn judged(&self) -> bool {
         self.judged
+    }
+
+    /// Whether results carry per-step credit (`step_rewards`).
+    pub fn dense(&self) -> bool {
+        self.dense
     }
 
     /// Scores one sample on its own (no group stage): a convenience over [`crate::score`].

@@ -341,6 +341,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: c::clamp::compile,
     },
     ComponentInfo {
+        type_name: "each_step",
+        group: "combinator",
+        source: src!("combinator/each_step.rs"),
+        schema: schema_of::<c::each_step::EachStepSpec>,
+        compile: c::each_step::compile,
+    },
+    ComponentInfo {
         type_name: "each_turn",
         group: "combinator",
         source: src!("combinator/each_turn.rs"),

@@ -20,6 +20,8 @@ pub struct ScoreResult {
     pub usage: Option<crate::judge::Usage>,
     /// What the group stage wrote (`advantage`, flag); `None` when the stage is off.
     pub group: Option<GroupOutcome>,
+    /// Per-step credit; `Some` (possibly empty) for programs with step components.
+    pub step_rewards: Option<Vec<crate::steps::StepReward>>,
 }
 
 impl ScoreResult {
@@ -35,6 +37,7 @@ impl ScoreResult {
             trace: None,
             usage: None,
             group: None,
+            step_rewards: None,
         }
     }
 
@@ -65,7 +68,7 @@ pub struct Identified<'a> {
 impl Serialize for Identified<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let r = self.result;
-        let mut st = ser.serialize_struct("Result", 11)?;
+        let mut st = ser.serialize_struct("Result", 12)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("reward", &r.reward)?;
         st.serialize_field("status", r.status.as_str())?;
@@ -87,6 +90,9 @@ impl Serialize for Identified<'_> {
             if let Some(v) = g.group_reward {
                 st.serialize_field("group_reward", &v)?;
             }
+        }
+        if let Some(steps) = &r.step_rewards {
+            st.serialize_field("step_rewards", steps)?;
         }
         if let Some(u) = &r.usage {
             st.serialize_field("usage", u)?;

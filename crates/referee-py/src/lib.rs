@@ -110,6 +110,9 @@ struct PyResult_ {
     group_flag: Option<&'static str>,
     /// Judge calls and tokens, for programs with model graders.
     usage: Option<Py<PyAny>>,
+    /// Per-step credit (`[{start, end, value, component, turn?}]`, char offsets into the
+    /// output), for programs with step components; `None` otherwise.
+    step_rewards: Option<Py<PyAny>>,
     /// The explanation tree (explain only).
     trace: Option<Py<PyAny>>,
 }
@@ -132,6 +135,9 @@ impl PyResult_ {
         }
         if let Some(f) = self.group_flag {
             d.set_item("group_flag", f)?;
+        }
+        if let Some(st) = &self.step_rewards {
+            d.set_item("step_rewards", st.bind(py))?;
         }
         if let Some(u) = &self.usage {
             d.set_item("usage", u.bind(py))?;
@@ -193,6 +199,12 @@ fn build_result(py: Python<'_>, id: Option<&Value>, r: &ScoreResult) -> PyResult
             .usage
             .as_ref()
             .map(|u| to_py(py, u))
+            .transpose()?
+            .map(Bound::unbind),
+        step_rewards: r
+            .step_rewards
+            .as_ref()
+            .map(|st| to_py(py, st))
             .transpose()?
             .map(Bound::unbind),
         trace: r

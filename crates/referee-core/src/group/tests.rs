@@ -23,6 +23,7 @@ fn res(reward: Option<f64>, status: Status, a: Option<f64>, b: Option<f64>) -> S
         trace: None,
         usage: None,
         group: None,
+        step_rewards: None,
     }
 }
 

@@ -121,6 +121,7 @@ mod tests {
             trace: None,
             usage: None,
             group: None,
+            step_rewards: None,
         };
         let failed = || ScoreResult::input_error("prompt_not_found", "x".into());
         let results = [

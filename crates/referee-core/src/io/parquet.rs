@@ -20,6 +20,7 @@
 //! | `line` | int64: the input row (1-based), set on error rows | always |
 //! | one per top-level component | float64, null when it has no value | always |
 //! | `advantage`, `group_flag`, `group_reward` | float64 / string / float64 | group stage on |
+//! | `step_rewards` | list of struct `{start, end: int64, value: float64, component: string, turn: int64}` | specs with step components |
 //! | `usage` | string: the JSON of the judge usage | specs with model graders |
 //! | `trace` | string: the JSON of the explanation tree | `--explain` |
 //!
@@ -27,9 +28,11 @@
 
 use crate::input::{InputMapping, RowFormat};
 use crate::Program;
-use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -194,6 +197,8 @@ fn field_at<'a>(schema: &'a Schema, path: &str) -> Option<&'a Field> {
 }
 
 /// Which columns a results file has; fixed before the first row so every row group agrees.
+// Each flag is one optional column group, independent of the others.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Default)]
 pub struct ResultColumns {
     pub id: IdKind,
@@ -201,13 +206,15 @@ pub struct ResultColumns {
     pub components: Vec<String>,
     /// The group stage is on: `advantage`, `group_flag`, `group_reward`.
     pub group: bool,
+    /// Results carry per-step credit (`step_rewards`).
+    pub steps: bool,
     /// Results carry judge `usage`.
     pub usage: bool,
     /// Results carry the explanation `trace`.
     pub trace: bool,
 }
 
-const FIXED: [&str; 11] = [
+const FIXED: [&str; 12] = [
     "id",
     "reward",
     "status",
@@ -217,9 +224,21 @@ const FIXED: [&str; 11] = [
     "advantage",
     "group_flag",
     "group_reward",
+    "step_rewards",
     "usage",
     "trace",
 ];
+
+/// The struct of one `step_rewards` entry.
+fn step_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("start", DataType::Int64, false),
+        Field::new("end", DataType::Int64, false),
+        Field::new("value", DataType::Float64, true),
+        Field::new("component", DataType::Utf8, false),
+        Field::new("turn", DataType::Int64, true),
+    ])
+}
 
 impl ResultColumns {
     /// The columns of `program`'s results.
@@ -232,6 +251,7 @@ impl ResultColumns {
                 .map(ToString::to_string)
                 .collect(),
             group: program.group_stage().is_some(),
+            steps: program.dense(),
             usage: program.judged(),
             trace: explain,
         }
@@ -261,6 +281,14 @@ impl ResultColumns {
         }
         if self.group {
             fields.extend([f("advantage"), s("group_flag", true), f("group_reward")]);
+        }
+        if self.steps {
+            let item = Field::new("item", DataType::Struct(step_fields()), true);
+            fields.push(Field::new(
+                "step_rewards",
+                DataType::List(Arc::new(item)),
+                true,
+            ));
         }
         if self.usage {
             fields.push(s("usage", true));
@@ -421,6 +449,9 @@ impl<W: Write + Send> ResultWriter<W> {
             columns.push(text("group_flag"));
             columns.push(floats(&|r| r.get("group_reward")));
         }
+        if self.cols.steps {
+            columns.push(step_column(rows));
+        }
         if self.cols.usage {
             columns.push(json_text("usage"));
         }
@@ -442,6 +473,42 @@ impl<W: Write + Send> ResultWriter<W> {
     pub fn finish(self) -> Result<W, ParquetIoError> {
         Ok(self.writer.into_inner()?)
     }
+}
+
+/// The `step_rewards` list column: null for a result without the key (an input error).
+fn step_column(rows: &[Value]) -> ArrayRef {
+    let fields = step_fields();
+    let item = Field::new("item", DataType::Struct(fields.clone()), true);
+    let mut b =
+        ListBuilder::new(StructBuilder::from_fields(fields, rows.len())).with_field(Arc::new(item));
+    for r in rows {
+        let Some(steps) = r.get("step_rewards").and_then(Value::as_array) else {
+            b.append_null();
+            continue;
+        };
+        let sb = b.values();
+        for st in steps {
+            let int = |k: &str| st.get(k).and_then(Value::as_i64);
+            let ints = [int("start").unwrap_or(0), int("end").unwrap_or(0)];
+            for (i, v) in ints.into_iter().enumerate() {
+                sb.field_builder::<Int64Builder>(i)
+                    .expect("int64")
+                    .append_value(v);
+            }
+            sb.field_builder::<Float64Builder>(2)
+                .expect("float64")
+                .append_option(st.get("value").and_then(Value::as_f64));
+            sb.field_builder::<StringBuilder>(3)
+                .expect("utf8")
+                .append_value(st.get("component").and_then(Value::as_str).unwrap_or(""));
+            sb.field_builder::<Int64Builder>(4)
+                .expect("int64")
+                .append_option(int("turn"));
+            sb.append(true);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
 }
 
 /// Writes JSON rows (objects) as a Parquet file, the column types inferred from the rows as
@@ -560,6 +627,7 @@ mod tests {
             id: IdKind::Text,
             components: vec!["correct".into(), "reward".into()],
             group: true,
+            steps: false,
             usage: false,
             trace: true,
         };
@@ -622,5 +690,40 @@ mod tests {
         );
         assert_eq!(col("trace").as_string::<i32>().value(0), r#"{"value":1.0}"#);
         assert!(col("trace").is_null(1));
+    }
+
+    #[test]
+    fn step_rewards_are_a_list_column_that_reads_back() {
+        let cols = ResultColumns {
+            id: IdKind::Int,
+            components: vec!["process".into()],
+            steps: true,
+            ..ResultColumns::default()
+        };
+        let lines = [
+            r#"{"id":1,"reward":0.5,"status":"ok","components":{"process":0.5},"step_rewards":[{"start":0,"end":4,"value":1.0,"component":"process"},{"start":5,"end":9,"value":0.0,"component":"process","turn":3}]}"#,
+            r#"{"id":2,"reward":0.0,"status":"ok","components":{"process":0.0},"step_rewards":[]}"#,
+            r#"{"id":3,"reward":null,"status":"error","reason":"invalid_json","message":"bad","line":3,"components":{"process":null}}"#,
+        ];
+        let mut w = ResultWriter::new(Vec::new(), cols).unwrap();
+        w.write_jsonl(lines.join("\n").as_bytes()).unwrap();
+        let bytes = w.finish().unwrap();
+        let dir = std::env::temp_dir().join(format!("referee-pq-s-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let mut r = RowReader::open(&path, 16).unwrap();
+        let rows: Vec<Value> = r
+            .read_rows()
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .filter_map(result_row)
+            .collect();
+        std::fs::remove_dir_all(&dir).ok();
+        for (line, got) in lines.iter().zip(&rows) {
+            let want: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(got.get("step_rewards"), want.get("step_rewards"), "{line}");
+        }
     }
 }

@@ -264,6 +264,7 @@ fn finish(program: &Program, out: Outcome, cx: &mut ScoreCtx) -> ScoreResult {
         trace: cx.root.take(),
         usage: program.judged.then_some(cx.usage),
         group: None,
+        step_rewards: program.dense.then(|| std::mem::take(&mut cx.steps)),
     }
 }
 

@@ -91,6 +91,43 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
             }
         }
     }
+    if let Some(want) = expect.get("step_rewards") {
+        bad.extend(check_steps(r, want));
+    }
+    bad
+}
+
+/// `expect.step_rewards`: a list of `{start, end, value}` (and `component`, `turn` when given),
+/// compared in order with the result's.
+fn check_steps(r: &ScoreResult, want: &Value) -> Vec<String> {
+    let got = r.step_rewards.as_deref().unwrap_or_default();
+    let want = want.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut bad = Vec::new();
+    if got.len() != want.len() {
+        bad.push(format!(
+            "step_rewards: want {} steps, got {got:?}",
+            want.len()
+        ));
+        return bad;
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let gv = serde_json::to_value(g).expect("serializable");
+        for (k, wv) in w.as_object().into_iter().flatten() {
+            let ok = match (gv.get(k), wv.as_f64()) {
+                (Some(x), Some(y)) if k == "value" => {
+                    x.as_f64().is_some_and(|x| (x - y).abs() <= 1e-9)
+                }
+                (Some(x), _) => x == wv,
+                (None, _) => wv.is_null(),
+            };
+            if !ok {
+                bad.push(format!(
+                    "step_rewards[{i}].{k}: want {wv}, got {:?}",
+                    gv.get(k)
+                ));
+            }
+        }
+    }
     bad
 }
 

@@ -49,6 +49,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "code.cpp.yaml",
     "code.python.yaml",
     "contains.yaml",
+    "each_step.yaml",
     "each_turn.yaml",
     "format.yaml",
     "gate.yaml",

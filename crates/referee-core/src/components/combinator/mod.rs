@@ -9,6 +9,7 @@ pub mod all_of;
 pub mod any_of;
 pub mod clamp;
 pub mod r#const;
+pub mod each_step;
 pub mod each_turn;
 pub mod gate;
 pub mod group;
