@@ -243,6 +243,21 @@ class _Parts:
         self.__init__(state["_spec"], state["_judge"])
 
 
+_dense_warned = False
+
+
+def _warn_dense(results: list) -> None:
+    """TRL has no per-token rewards: a spec's step credit reaches it as the aggregate only.
+    Said once per process, the first time a batch carries ``step_rewards``."""
+    global _dense_warned
+    if not _dense_warned and any(getattr(r, "step_rewards", None) for r in results):
+        _dense_warned = True
+        log.warning(
+            "referee: this spec gives per-step credit (step_rewards), but TRL takes one reward "
+            "per completion: each completion gets its aggregate reward; the step values are "
+            "not used (verl's RefereeStepRewardManager places them on tokens)")
+
+
 def _unscorable(r: Any) -> bool:
     return r.status == "error" and r.reward is None
 
@@ -301,9 +316,11 @@ class RewardFunction:
         """``(reward, status)`` per row. A row another component could not score is ``None``
         here too (status ``<reason> in <component>``): the spec has no reward for it."""
         if self._parts is None:
-            return [(r.reward, r.reason or r.status)
-                    for r in self.program.score_detailed(rows, format=fmt)]
+            res = self.program.score_detailed(rows, format=fmt)
+            _warn_dense(res)
+            return [(r.reward, r.reason or r.status) for r in res]
         res = self._parts.results(completions, rows, fmt)
+        _warn_dense(res[self._part])
         out = []
         for i, r in enumerate(res[self._part]):
             other = next((k for k, part in enumerate(res) if k != self._part

@@ -67,6 +67,10 @@ GDPO: ``gdpo_overrides(spec)`` gives the hydra overrides for ``algorithm.gdpo_re
 ``algorithm.gdpo_reward_weights`` from the spec's top-level components (``gdpo_settings`` the
 same as a dict).
 
+Process rewards: ``RefereeStepRewardManager`` is a reward-loop manager whose rewards are dense
+(a spec's ``step_rewards`` on the last token of each step in the token-level reward tensor); see
+its docstring for how to select it and where verl uses the placement.
+
 Judges: when verl runs a generative reward model, ``reward_router_address`` (``host:port`` of
 verl's router, which proxies the OpenAI API of its vLLM/SGLang servers) becomes the judge
 endpoint ``http://host:port/v1`` named ``default``, with the reward model's path as the model
@@ -266,14 +270,149 @@ def _agent_loop_class() -> type:
     return register("referee_tool_agent")(RefereeToolAgentLoop)
 
 
+# --- process rewards: step_rewards on the token-level reward tensor ----------------------------
+
+
+class DenseScore(float):
+    """A reward that also carries its per-token vector (``tokens``, one value per valid response
+    token). verl passes each ``run_single``'s ``reward_score`` to the manager class's
+    ``assemble_rm_scores`` unchanged on the reward-loop path, which writes the vector; where verl
+    takes a plain float (the agent loop's streaming reward) it is the reward itself."""
+
+    tokens: list
+
+    def __new__(cls, value: float, tokens: list) -> "DenseScore":
+        obj = super().__new__(cls, value)
+        obj.tokens = tokens
+        return obj
+
+    def __reduce__(self):  # Ray pickles it between the reward workers and the trainer
+        return (DenseScore, (float(self), self.tokens))
+
+
+# verl loads this file by path; the package module is what every Ray worker can import.
+DenseScore.__module__ = "referee.verl"
+
+
+def token_ends(tokenizer: Any, ids: list, ends: list[int]) -> list[int]:
+    """For each char offset in ``ends`` (into ``tokenizer.decode(ids, skip_special_tokens=True)``),
+    the index of the token that completes it: the smallest ``k`` whose decoded prefix
+    ``ids[:k + 1]`` reaches the offset. Found by bisection over decoded prefixes, so a token that
+    decodes only with its neighbours (byte-level pieces of one character) is handled exactly."""
+    cache: dict[int, int] = {}
+
+    def reach(k: int) -> int:
+        if k not in cache:
+            cache[k] = len(tokenizer.decode(ids[: k + 1], skip_special_tokens=True))
+        return cache[k]
+
+    out = []
+    for e in ends:
+        lo, hi = 0, len(ids) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if reach(mid) >= e:
+                hi = mid
+            else:
+                lo = mid + 1
+        out.append(lo)
+    return out
+
+
+def dense_tokens(tokenizer: Any, ids: list, text: str, r: Optional[Result]) -> Optional[list]:
+    """The per-token vector of one result: each step's value on the last token of its step, and
+    the rest of the reward (the outcome, other components: ``reward - sum(steps)``) on the last
+    valid token, so the row sums to the reward. ``None`` when the steps cannot be placed on these
+    tokens (no steps, a failed row, steps of trajectory turns, a scored text other than the
+    decoded response)."""
+    if r is None or r.reward is None or not r.step_rewards or not ids:
+        return None
+    if any(st.get("turn") is not None or st["end"] > len(text) for st in r.step_rewards):
+        return None
+    vec = [0.0] * len(ids)
+    positions = token_ends(tokenizer, ids, [st["end"] for st in r.step_rewards])
+    for st, k in zip(r.step_rewards, positions):
+        vec[k] += float(st["value"] or 0.0)
+    vec[-1] += float(r.reward) - sum(float(st["value"] or 0.0) for st in r.step_rewards)
+    return vec
+
+
+def _step_manager_class() -> type:
+    import torch
+    from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+
+    class RefereeStepRewardManager(RewardManagerBase):
+        """A verl reward-loop manager whose rewards are dense: ``step_rewards`` of a spec with
+        step components (``each_step``, ``prm``) land on the last token of each step in the
+        token-level reward tensor (``rm_scores``, then ``token_level_scores``), the rest of the
+        reward on the last token, each row summing to the reward.
+
+        Selected with ``reward.reward_manager.source=importlib``,
+        ``reward.reward_manager.module.path=<this file>`` and
+        ``reward.reward_manager.name=RefereeStepRewardManager``, the spec given as
+        ``+reward.custom_reward_function.reward_kwargs.spec=...`` (or ``$REFEREE_SPEC``). Each
+        sample is the verl row ``compute_score`` builds; ``reward_extra_info`` has its keys plus
+        ``referee_dense`` (1.0 when the row's steps were placed on its tokens).
+
+        Where the vector is used: verl 0.9.1 assembles ``rm_scores`` through the manager class
+        on its reward-loop path (``RewardLoopManager.compute_rm_score``: a colocated reward
+        model, or validation). On the agent loop's streaming path (no reward model) verl itself
+        puts one float per rollout on its last token, which is what this manager's score is
+        there. Only per-token estimators use the placement (``gae``, ``reinforce_plus_plus``);
+        GRPO/RLOO sum each row, and the sum is the reward either way."""
+
+        def __init__(self, config, tokenizer, compute_score=None, reward_router_address=None,
+                     reward_model_tokenizer=None, **_: Any):
+            super().__init__(config, tokenizer, compute_score)
+            fn = config.reward.get("custom_reward_function") or {}
+            self._kwargs = dict(fn.get("reward_kwargs") or {})
+            self._router = reward_router_address
+            self._rm_tokenizer = reward_model_tokenizer
+
+        async def run_single(self, data: Any) -> dict:
+            item = data[-1:][0]
+            responses = item.batch["responses"]
+            n = int(item.batch["attention_mask"][-responses.shape[-1]:].sum())
+            ids = responses[:n].tolist()
+            text = await self.loop.run_in_executor(
+                None, lambda: self.tokenizer.decode(ids, skip_special_tokens=True))
+            extra = dict(item.non_tensor_batch.get("extra_info") or {})
+            extra.update((item.non_tensor_batch.get("tool_extra_fields") or {}).items())
+            extra["num_turns"] = item.non_tensor_batch.get("__num_turns__", None)
+            row = _row(item.non_tensor_batch.get("data_source"), text,
+                       item.non_tensor_batch["reward_model"]["ground_truth"], extra)
+            prog = _program(self._kwargs, self._router, self._rm_tokenizer)
+            (r,) = await self.loop.run_in_executor(None, lambda: scored(prog, [row], "verl", _log))
+            out = _out(prog, r)
+            vec = await self.loop.run_in_executor(None, lambda: dense_tokens(self.tokenizer, ids, text, r))
+            out["referee_dense"] = float(vec is not None)
+            score = out["score"] if vec is None else DenseScore(out["score"], vec)
+            return {"reward_score": score, "reward_extra_info": out}
+
+        @classmethod
+        def assemble_rm_scores(cls, data: Any, scores: list) -> Any:
+            rm = super().assemble_rm_scores(data, [float(s) for s in scores])
+            for i, s in enumerate(scores):
+                vec = getattr(s, "tokens", None)
+                if vec is not None and len(vec) <= rm.size(1):
+                    rm[i].zero_()
+                    rm[i, : len(vec)] = torch.tensor(vec, dtype=rm.dtype)
+            return rm
+
+    RefereeStepRewardManager.__module__ = __name__
+    RefereeStepRewardManager.__qualname__ = "RefereeStepRewardManager"
+    return RefereeStepRewardManager
+
+
 _lazy: dict[str, type] = {}
 
 
 def __getattr__(name: str) -> Any:
     # The agent loop subclasses verl's, so it is built on first use: the reward function
     # imports without verl's rollout stack.
-    if name == "RefereeToolAgentLoop":
+    builders = {"RefereeToolAgentLoop": _agent_loop_class, "RefereeStepRewardManager": _step_manager_class}
+    if name in builders:
         if name not in _lazy:
-            _lazy[name] = _agent_loop_class()
+            _lazy[name] = builders[name]()
         return _lazy[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -178,3 +178,31 @@ def test_single_function_mode(live, cli, spec, tmp_path):
             assert math.isclose(step["logs"]["rewards/referee/mean"],
                                 live.nanmean([w["reward"] for w in want]), abs_tol=1e-6)
             assert max(got) > 0
+
+
+def test_step_spec_gives_the_aggregate_and_warns_once(live, cli, tmp_path, caplog):
+    """TRL has no per-token rewards: a spec with step credit (each_step) reaches the trainer as
+    its aggregate reward per completion, and the adapter says so once, not every batch."""
+    import logging
+
+    import referee.trl as rt
+
+    spec = tmp_path / "steps.yaml"
+    spec.write_text(
+        "grader: {type: each_step, name: process, aggregate: mean, steps: {split: lines},\n"
+        "         grader: {type: regex, mode: forbid, pattern: '(?i)do not know|print\\(3\\)'}}\n")
+    rt._dense_warned = False
+    funcs = referee.trl.reward_funcs(spec)
+    assert [f.__name__ for f in funcs] == ["process"]
+    with caplog.at_level(logging.WARNING, logger="referee.trl"):
+        steps = live.train(tmp_path, rows(gold(live)), funcs)
+    warned = [r for r in caplog.records if "per-step credit" in r.getMessage()]
+    assert len(steps) == 2 and len(warned) == 1
+    seen = set()
+    for step in steps:
+        want = cli(spec, [{"prompt": p, "completion": c}
+                          for p, c in zip(step["prompts"], step["completions"])], "--format", "trl")
+        assert all(w["step_rewards"] for w in want)  # the spec did give step credit
+        assert live.same(step["rewards"]["process"], [w["reward"] for w in want])
+        seen |= {w["reward"] for w in want}
+    assert len(seen) > 1 and 0.0 in seen  # the aggregate varies with the steps
