@@ -46,7 +46,7 @@ fn a_weak_spec_fails_with_exit_5_and_writes_the_report() {
         passed,
         ["truncated", "answer_listing", "format_correct_wrong"]
     );
-    assert_eq!(r["perturbations"].as_array().unwrap().len(), 4);
+    assert_eq!(r["perturbations"].as_array().unwrap().len(), 6);
 }
 
 #[test]

@@ -339,7 +339,7 @@ fn perturbations_move_a_step_counter_not_a_final_answer_check() {
         "fixtures/fuzz/weak/data.jsonl",
     );
     assert!(!r.failed);
-    assert_eq!(r.perturbations.len(), 4);
+    assert_eq!(r.perturbations.len(), 6);
     for p in &r.perturbations {
         assert_eq!(p.n, 6, "{}", p.name);
         assert_eq!(p.moved_fraction, Some(0.0), "{}", p.name);
@@ -367,6 +367,58 @@ fn perturbations_move_a_step_counter_not_a_final_answer_check() {
         &opts,
     );
     assert!(!r.failed);
+}
+
+/// A gullible step judge: a step with a calculation is worth 0.6, any other step 0.9.
+fn step_judge() -> Env {
+    let judge = ScriptJudge::from_value(&json!([
+        {"when": "=", "content": "{\"steps\": [], \"result\": 0.6}"},
+        {"content": "{\"steps\": [], \"result\": 0.9}"}
+    ]))
+    .unwrap();
+    Env {
+        judge: Some(Arc::new(judge)),
+        ..Env::default()
+    }
+}
+
+#[test]
+fn step_specs_bound_what_the_perturbations_pay() {
+    let opts = FuzzOptions {
+        families: Some(vec!["empty".into()]),
+        ..FuzzOptions::default()
+    };
+    let data = "fixtures/fuzz/weak/data.jsonl";
+    let r = run_with("fixtures/fuzz/steps_min.yaml", data, step_judge(), &opts);
+    assert_eq!(r.perturbations.len(), 6);
+    for p in &r.perturbations {
+        assert_eq!(p.n, 6, "{}", p.name);
+        assert_eq!(p.max_rise, Some(0.0), "{}: min never rises", p.name);
+    }
+    let p = |r: &FuzzReport, name: &str| {
+        r.perturbations
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .clone()
+    };
+    // Repeats score 0 ungraded: repetition costs, never pays.
+    assert!(p(&r, "step_repetition").mean_delta.unwrap() < 0.0);
+    let weak = run_with(
+        "fixtures/fuzz/weak/steps_mean.yaml",
+        data,
+        step_judge(),
+        &opts,
+    );
+    let filler = p(&weak, "confident_filler");
+    assert!(
+        filler.max_rise.unwrap() > 0.05 && filler.mean_delta.unwrap() > 0.0,
+        "{filler:?}"
+    );
+    assert!(
+        p(&weak, "step_repetition").max_rise == Some(0.0),
+        "repeats are worth 0 even under mean"
+    );
 }
 
 #[test]
@@ -485,7 +537,14 @@ fn report_shape_is_exact() {
     );
     assert_eq!(
         keys(&v["perturbations"][0]),
-        ["name", "n", "mean_delta", "max_delta", "moved_fraction"]
+        [
+            "name",
+            "n",
+            "mean_delta",
+            "max_delta",
+            "max_rise",
+            "moved_fraction"
+        ]
     );
     let table = referee_core::audit::fuzz::render_table(&r);
     assert!(table.contains("answer_listing"));

@@ -582,18 +582,20 @@ pub fn render_table(r: &FuzzReport) -> String {
         );
         let _ = writeln!(
             o,
-            "  {:<26} {:>5} {:>11} {:>10} {:>7}",
-            "perturbation", "n", "mean_delta", "max_delta", "moved"
+            "  {:<26} {:>5} {:>11} {:>10} {:>9} {:>7}",
+            "perturbation", "n", "mean_delta", "max_delta", "max_rise", "moved"
         );
         let num = |x: Option<f64>| x.map_or_else(|| "n/a".into(), |x| format!("{x:+.4}"));
         for p in &r.perturbations {
             let _ = writeln!(
                 o,
-                "  {:<26} {:>5} {:>11} {:>10} {:>7}",
+                "  {:<26} {:>5} {:>11} {:>10} {:>9} {:>7}",
                 p.name,
                 p.n,
                 num(p.mean_delta),
                 p.max_delta
+                    .map_or_else(|| "n/a".into(), |x| format!("{x:.4}")),
+                p.max_rise
                     .map_or_else(|| "n/a".into(), |x| format!("{x:.4}")),
                 p.moved_fraction
                     .map_or_else(|| "n/a".into(), |x| format!("{:.1}%", x * 100.0)),
