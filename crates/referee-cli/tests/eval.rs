@@ -449,3 +449,26 @@ fn parquet_data_gives_the_same_report() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(from_parquet, eval("fixtures/eval/rewardbench.jsonl", &[]));
 }
+
+#[test]
+fn step_labelled_data_reports_first_error_accuracy() {
+    let r = report(&[
+        "eval",
+        "fixtures/eval/steps.yaml",
+        "fixtures/eval/steps.jsonl",
+    ]);
+    assert_eq!(r["format"], "steps");
+    assert_eq!(
+        (r["rows"].as_u64(), r["errors"].as_u64()),
+        (Some(4), Some(0))
+    );
+    // p1 found at step 1; p4's error (step 0: "3 + 3 = 7") is not caught by the regex: missed.
+    // p2 clean; p3 wrongly flagged at step 1.
+    let o = &r["overall"];
+    close(&o["error_accuracy"], 0.5);
+    close(&o["correct_accuracy"], 0.5);
+    close(&o["f1"], 0.5);
+    // p4's two wrong steps, neither found.
+    close(&o["step_recall"], 0.0);
+    close(&subset(&r, "gsm8k")["f1"], 1.0);
+}

@@ -12,6 +12,7 @@ pub enum EvalFormat {
     RewardBench2,
     Scores,
     BestOfN,
+    Steps,
 }
 
 impl EvalFormat {
@@ -22,6 +23,7 @@ impl EvalFormat {
             EvalFormat::RewardBench2 => "rewardbench2",
             EvalFormat::Scores => "scores",
             EvalFormat::BestOfN => "best-of-n",
+            EvalFormat::Steps => "steps",
         }
     }
 }
@@ -35,9 +37,10 @@ impl std::str::FromStr for EvalFormat {
             "rewardbench2" | "rewardbench-v2" => EvalFormat::RewardBench2,
             "scores" => EvalFormat::Scores,
             "best-of-n" | "bon" => EvalFormat::BestOfN,
+            "steps" | "processbench" => EvalFormat::Steps,
             other => {
                 return Err(format!(
-                    "unknown eval format `{other}`; expected auto, rewardbench, rewardbench2, scores or best-of-n"
+                    "unknown eval format `{other}`; expected auto, rewardbench, rewardbench2, scores, best-of-n or steps"
                 ))
             }
         })
@@ -63,6 +66,11 @@ pub(super) fn detect(rows: &[Row], opts: &EvalOptions) -> Result<EvalFormat, Eva
             "no row is a JSON object, so the format cannot be told; pass --format".into(),
         ));
     };
+    if matches!(row.get("steps"), Some(Value::Array(_)))
+        && row.get("label").is_some_and(Value::is_i64)
+    {
+        return Ok(EvalFormat::Steps);
+    }
     match (row.get("chosen"), row.get("rejected")) {
         (Some(Value::Array(c)), Some(Value::Array(_)))
             if c.first().is_some_and(|x| x.is_string() || x.is_array()) =>

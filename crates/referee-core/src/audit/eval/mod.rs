@@ -56,6 +56,7 @@ mod plan;
 mod rewardbench;
 mod rewardbench2;
 mod scores;
+mod steps;
 mod tally;
 mod ties;
 
@@ -69,7 +70,7 @@ use super::{row_subset, usable_reward, Reasons, Row, Unscored};
 use crate::input::{InputMapping, RowError};
 use crate::Program;
 use format::detect;
-use plan::{plan_row, Plan};
+use plan::{plan_row, Plan, PlanKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -162,7 +163,8 @@ pub fn evaluate(
         .iter()
         .map(|r| plan_row(r, format, opts, &mut samples))
         .collect();
-    let (results, _) = crate::score::samples(program, &samples, false);
+    // Step-labelled rows read each step's score from the trace.
+    let (results, _) = crate::score::samples(program, &samples, format == EvalFormat::Steps);
     let mut reasons = Reasons::default();
     let mut errors = 0;
     let mut subsets: BTreeMap<String, Tally> = BTreeMap::new();
@@ -190,6 +192,26 @@ pub fn evaluate(
             }),
             Ok(p) => results[p.range.clone()].iter().map(usable_reward).collect(),
         };
+        let step_scores = match (plan, &rewards) {
+            (Ok(Plan { kind: PlanKind::Steps(labels), range, .. }), Ok(_)) => {
+                match steps::step_scores(results[range.start].trace.as_ref()) {
+                    None => Err(Unscored {
+                        reason: "no_step_component".into(),
+                        message: "the spec has no step component (each_step, prm, step_judge) to read step scores from".into(),
+                    }),
+                    Some(s) if s.len() != labels.n => Err(Unscored {
+                        reason: "step_count_mismatch".into(),
+                        message: format!("the spec cut {} steps where the row has {}", s.len(), labels.n),
+                    }),
+                    Some(s) => Ok(Some(s)),
+                }
+            }
+            _ => Ok(None),
+        };
+        let (rewards, step_scores) = match step_scores {
+            Err(u) => (Err(u), None),
+            Ok(s) => (rewards, s),
+        };
         let (Ok(plan), Ok(rw)) = (plan, rewards.as_ref()) else {
             let reason = rewards.err().map_or_else(String::new, |u| u.reason);
             reasons.add(&reason);
@@ -201,6 +223,9 @@ pub fn evaluate(
         for t in [&mut *t, &mut all] {
             t.scored += 1;
             tally(t, &plan.kind, rw);
+            if let (PlanKind::Steps(labels), Some(s)) = (&plan.kind, &step_scores) {
+                steps::tally(t, labels, s, opts.threshold);
+            }
         }
     }
     let boot = &opts.bootstrap;
@@ -232,6 +257,7 @@ pub fn evaluate(
             scores::report(&mut report, &subset_rows, &all, boot, opts.threshold);
         }
         EvalFormat::BestOfN => best_of_n::report(&mut report, &subset_rows, &all),
+        EvalFormat::Steps => steps::report(&mut report, &subset_rows, &all),
     }
     Ok(report)
 }

@@ -2,7 +2,7 @@
 //! and a plan saying which samples are the row's and how its format reads their rewards.
 
 use super::ties::TieKind;
-use super::{best_of_n, rewardbench, rewardbench2, scores};
+use super::{best_of_n, rewardbench, rewardbench2, scores, steps};
 use super::{row_subset, EvalFormat, EvalOptions, Row};
 use crate::input::{InputMapping, RowError, RowFormat};
 use crate::Sample;
@@ -24,6 +24,7 @@ pub(super) enum PlanKind {
     },
     Gold(f64),
     BestOf(Vec<bool>),
+    Steps(steps::StepLabels),
 }
 
 /// Appends a row's responses to the batch as samples, dropping the given fields from the row's
@@ -115,6 +116,7 @@ pub(super) fn plan_row(
         }
         EvalFormat::Scores => scores::plan(value, line, opts, samples)?,
         EvalFormat::BestOfN => best_of_n::plan(value, line, opts, &mut push_all)?,
+        EvalFormat::Steps => steps::plan(value, line, opts, &mut push_all)?,
     };
     Ok(Plan {
         subset,

@@ -24,6 +24,13 @@ pub(super) struct Tally {
     pub(super) golds: Vec<f64>,
     /// RewardBench 2 Ties rows: (kind, prompt id, scores, num_correct).
     pub(super) tie_rows: Vec<(TieKind, String, Vec<f64>, usize)>,
+    /// steps: rows with and without a labelled error (their accuracies are `credit` and
+    /// `oracle` over these), and the per-step confusion counts for finding wrong steps.
+    pub(super) step_err_rows: usize,
+    pub(super) step_ok_rows: usize,
+    pub(super) step_tp: usize,
+    pub(super) step_fp: usize,
+    pub(super) step_fn: usize,
 }
 
 /// `n`, `scored` and `errors`: the head of every report row.
@@ -51,5 +58,7 @@ pub(super) fn tally(t: &mut Tally, kind: &PlanKind, rw: &[f64]) {
         }
         PlanKind::Gold(g) => scores::tally(t, *g, rw),
         PlanKind::BestOf(correct) => best_of_n::tally(t, correct, rw),
+        // Tallied from the per-step scores in `evaluate`, not from the reward.
+        PlanKind::Steps(_) => {}
     }
 }
