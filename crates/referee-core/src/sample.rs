@@ -38,6 +38,17 @@ impl Sample {
         }
     }
 
+    /// Replaces the output text, dropping everything read from the old one (its parsed JSON,
+    /// its trajectory), so one sample can be reused for many outputs of the same row (the steps
+    /// of a solution) without cloning the item each time.
+    pub fn set_output(&mut self, text: &str) {
+        self.output_text.clear();
+        self.output_text.push_str(text);
+        self.explicit_json = None;
+        self.parsed_json = OnceLock::new();
+        self.trajectory = OnceLock::new();
+    }
+
     #[must_use]
     pub fn with_output_json(mut self, v: Value) -> Self {
         self.explicit_json = Some(v);

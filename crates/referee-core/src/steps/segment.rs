@@ -24,6 +24,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// How a step component cuts its input (`steps:` in the spec).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -289,17 +290,27 @@ impl Segmenter {
 
     /// Marks repeats and steps past the cap.
     fn mark(&self, s: &mut Segmented<'_>) {
-        let mut seen: HashMap<String, usize> = HashMap::new();
+        // Each step's folded text goes into one buffer (no string per step); repeats are found
+        // by the hash of the folded text and confirmed by comparing it, so a hash collision
+        // never makes a step a repeat.
+        let mut arena: Vec<u8> = Vec::new();
+        let mut keys: Vec<std::ops::Range<usize>> = Vec::with_capacity(s.steps.len());
+        let mut seen: HashMap<u64, Vec<usize>, foldhash::fast::FixedState> = HashMap::default();
+        let hasher = foldhash::fast::FixedState::default();
         let mut graded = 0;
         for i in 0..s.steps.len() {
             if self.repeated == Repeated::Zero {
-                let key = self.key(s.steps[i].text);
+                let start = arena.len();
+                fold_into(self.body(s.steps[i].text), &mut arena);
+                keys.push(start..arena.len());
+                let key = &arena[start..];
                 if !key.is_empty() {
-                    if let Some(&j) = seen.get(&key) {
+                    let earlier = seen.entry(hasher.hash_one(key)).or_default();
+                    if let Some(&j) = earlier.iter().find(|&&j| arena[keys[j].clone()] == *key) {
                         s.steps[i].repeat_of = Some(j);
                         continue;
                     }
-                    seen.insert(key, i);
+                    earlier.push(i);
                 }
             }
             graded += 1;
@@ -307,13 +318,9 @@ impl Segmenter {
         }
     }
 
-    /// A step as compared for repeats: without its leading number, case- and space-folded.
-    fn key(&self, text: &str) -> String {
-        let body = self.marker.find(text).map_or(text, |m| &text[m.end()..]);
-        body.split_whitespace()
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ")
+    /// A step as compared for repeats: without its leading number.
+    fn body<'t>(&self, text: &'t str) -> &'t str {
+        self.marker.find(text).map_or(text, |m| &text[m.end()..])
     }
 
     /// Byte ranges before trimming.
@@ -357,6 +364,40 @@ impl Segmenter {
             Mode::Turns => out.push((0, text.len())),
         }
         out
+    }
+}
+
+/// Appends `text` case- and space-folded to `out`: lower-cased, runs of whitespace as one
+/// space, none at either end (bytewise for ASCII, the common case).
+fn fold_into(text: &str, out: &mut Vec<u8>) {
+    let mut space = false;
+    let mut first = true;
+    if text.is_ascii() {
+        for b in text.bytes() {
+            if b.is_ascii_whitespace() {
+                space = true;
+                continue;
+            }
+            if space && !first {
+                out.push(b' ');
+            }
+            out.push(b.to_ascii_lowercase());
+            (space, first) = (false, false);
+        }
+        return;
+    }
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !first {
+            out.push(b' ');
+        }
+        for l in c.to_lowercase() {
+            out.extend_from_slice(l.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+        (space, first) = (false, false);
     }
 }
 
@@ -528,6 +569,8 @@ mod tests {
             marks,
             [(None, false), (Some(0), false), (None, false), (None, true)]
         );
+        let folded = seg(json!({})).split("Ünïcode  Step\n\nünïcode step");
+        assert_eq!(folded.steps[1].repeat_of, Some(0));
         let keep = seg(json!({"repeated": "keep"})).split("a\n\na");
         assert!(keep.steps.iter().all(Step::graded));
     }

@@ -191,6 +191,8 @@ impl SyncComponent for EachStep {
             Err(o) => return o,
         };
         let seg = self.segment(s, &text);
+        // One sample for every step of the row: the item is cloned once, not per step.
+        let mut ts = step_sample(s, "");
         let scores: Vec<StepScore> = seg
             .steps
             .iter()
@@ -198,7 +200,7 @@ impl SyncComponent for EachStep {
                 if !st.graded() {
                     return StepScore::ungraded();
                 }
-                let ts = step_sample(s, st.text);
+                ts.set_output(st.text);
                 let mut tcx = ScoreCtx::new(cx.explaining());
                 let out = self.child.eval(&ts, &mut tcx);
                 StepScore {
