@@ -219,21 +219,22 @@ pub fn shepherd_scores(
 /// The log-probability of `token` in a top-k distribution: its key exactly, else the one key
 /// that is it with spaces trimmed (a tokenizer's `" +"`).
 fn logprob(dist: &Map<String, Value>, token: &str, k: usize) -> Result<f64, String> {
-    let lp = match dist.get(token) {
-        Some(v) => v,
-        None => {
-            let mut near = dist.iter().filter(|(key, _)| key.trim() == token.trim());
-            match (near.next(), near.next()) {
-                (Some((_, v)), None) => v,
-                (Some((a, _)), Some((b, _))) => return Err(format!(
+    let lp = if let Some(v) = dist.get(token) {
+        v
+    } else {
+        let mut near = dist.iter().filter(|(key, _)| key.trim() == token.trim());
+        match (near.next(), near.next()) {
+            (Some((_, v)), None) => v,
+            (Some((a, _)), Some((b, _))) => {
+                return Err(format!(
                     "after step {k}'s tag both {a:?} and {b:?} read `{token}`: set the exact token"
-                )),
-                (None, _) => {
-                    let keys: Vec<&str> = dist.keys().map(String::as_str).collect();
-                    return Err(format!(
-                        "the distribution after step {k}'s tag lacks `{token}` (it has {keys:?}): raise `top_logprobs`"
-                    ));
-                }
+                ))
+            }
+            (None, _) => {
+                let keys: Vec<&str> = dist.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "the distribution after step {k}'s tag lacks `{token}` (it has {keys:?}): raise `top_logprobs`"
+                ));
             }
         }
     };
@@ -261,7 +262,7 @@ mod tests {
         assert!(pooling_scores(&json!([[0.1, null]]), 1, 1).is_err());
     }
 
-    fn lp(tokens: &[&str], top: Vec<Value>) -> Value {
+    fn lp(tokens: &[&str], top: &[Value]) -> Value {
         json!({"tokens": tokens, "top_logprobs": top})
     }
 
@@ -273,7 +274,7 @@ mod tests {
         let d = |p: f64, m: f64| json!({" +": p.ln(), " -": m.ln()});
         let v = lp(
             &["<s>", "a", " ки", "\n", "b", " ки", " +"],
-            vec![
+            &[
                 Value::Null,
                 json!({}),
                 json!({}),
@@ -298,25 +299,25 @@ mod tests {
         // The tag split over two tokens.
         let v = lp(
             &["a", " к", "и", "+"],
-            vec![Value::Null, json!({}), json!({}), ok.clone()],
+            &[Value::Null, json!({}), json!({}), ok.clone()],
         );
         assert!(shepherd_scores(text, &tags, &v, "+", "-")
             .unwrap_err()
             .contains("not a token of its own"));
         // The tag merged with the next character.
-        let v = lp(&["a", " ки\n"], vec![Value::Null, ok.clone()]);
+        let v = lp(&["a", " ки\n"], &[Value::Null, ok.clone()]);
         assert!(shepherd_scores("a ки\n", &tags, &v, "+", "-")
             .unwrap_err()
             .contains("does not end a token"));
         // Tokens that spell another text.
-        let v = lp(&["b", " ки", "+"], vec![Value::Null, json!({}), ok.clone()]);
+        let v = lp(&["b", " ки", "+"], &[Value::Null, json!({}), ok.clone()]);
         assert!(shepherd_scores(text, &tags, &v, "+", "-")
             .unwrap_err()
             .contains("do not spell"));
         // `-` missing from the top-k.
         let v = lp(
             &["a", " ки", "+"],
-            vec![Value::Null, json!({}), json!({"+": -0.1})],
+            &[Value::Null, json!({}), json!({"+": -0.1})],
         );
         assert!(shepherd_scores(text, &tags, &v, "+", "-")
             .unwrap_err()
@@ -324,7 +325,7 @@ mod tests {
         // Two keys that both read `+`.
         let v = lp(
             &["a", " ки", "+"],
-            vec![
+            &[
                 Value::Null,
                 json!({}),
                 json!({" +": -1.0, "+ ": -2.0, "-": -3.0}),
@@ -334,7 +335,7 @@ mod tests {
             .unwrap_err()
             .contains("set the exact token"));
         // No position after the last tag.
-        let v = lp(&["a", " ки"], vec![Value::Null, json!({})]);
+        let v = lp(&["a", " ки"], &[Value::Null, json!({})]);
         assert!(shepherd_scores(text, &tags, &v, "+", "-")
             .unwrap_err()
             .contains("no distribution"));

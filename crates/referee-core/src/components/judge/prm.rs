@@ -136,6 +136,9 @@ pub struct PrmSpec {
     pub deadline_ms: Option<u64>,
 }
 
+/// serde's `default =` needs the field's type: a missing `task` is `token_classify`, a `null` one
+/// is left out.
+#[allow(clippy::unnecessary_wraps)]
 fn default_task() -> Option<String> {
     Some("token_classify".into())
 }
@@ -548,7 +551,7 @@ impl Prm {
                 if reply.cached { " [cache hit]" } else { "" },
                 if req.removed > 0 {
                     format!(
-                        "; {} step tags or control tokens in the policy's text replaced by spaces",
+                        "; step tags or control tokens replaced in the policy's text: {}",
                         req.removed
                     )
                 } else {
