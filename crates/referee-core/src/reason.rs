@@ -93,6 +93,8 @@ pub const REASONS: &[Reason] = &[
     r("invalid_gold", "audit", "An eval row's gold score is not a finite number: fix it."),
     r("missing_correct", "audit", "A best-of-N row does not say which responses are correct: add the field or name it."),
     r("invalid_correct", "audit", "A best-of-N row's correctness field does not fit its responses (wrong length, not booleans): fix it."),
+    r("no_step_component", "audit", "A step-labelled eval row needs per-step scores, and the spec has no step component (each_step, prm, step_judge): use a step spec."),
+    r("step_count_mismatch", "audit", "The spec cut a step-labelled eval row into another number of steps than the row lists: use `split: paragraphs` (the steps are joined with blank lines) or steps without blank lines."),
     r("invalid_ties_id", "audit", "A RewardBench 2 Ties row's id is not `ref:<n>` or `tied:<n>`: keep the dataset's ids."),
     r("missing_label", "audit", "A compare row has no label to compare with: add it or name the column."),
     r("invalid_label", "audit", "A compare row's label is neither true nor false (nor a number): fix it."),

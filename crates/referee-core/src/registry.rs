@@ -89,6 +89,7 @@ pub const JUDGED: &[&str] = &[
     "score_model",
     "label_model",
     "reward_model",
+    "prm",
     "rubric",
     "pairwise",
     "reference_judge",
@@ -136,6 +137,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("judge/reward_model.rs"),
         schema: schema_of::<j::reward_model::RewardModelSpec>,
         compile: j::reward_model::compile,
+    },
+    ComponentInfo {
+        type_name: "prm",
+        group: "judge",
+        source: src!("judge/prm.rs"),
+        schema: schema_of::<j::prm::PrmSpec>,
+        compile: j::prm::compile,
     },
     ComponentInfo {
         type_name: "rubric",

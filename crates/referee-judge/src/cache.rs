@@ -53,6 +53,23 @@ pub fn reward_key(base_url: &str, model: &str, call: &referee_core::judge::Rewar
     hex(&Sha256::digest(canon.to_string().as_bytes()))
 }
 
+/// A process reward model's step scores, and when.
+#[derive(Debug, Serialize, Deserialize)]
+struct StepsEntry {
+    steps: Vec<f64>,
+    at: u64,
+}
+
+/// The content address of a process-reward-model text: the API with every request parameter,
+/// the full text and where its tags are.
+pub fn steps_key(base_url: &str, model: &str, call: &referee_core::judge::StepCall) -> String {
+    let canon = serde_json::json!({
+        "v": 1, "kind": "steps", "url": base_url, "model": model,
+        "api": format!("{:?}", call.api), "tags": call.tags, "text": call.text,
+    });
+    hex(&Sha256::digest(canon.to_string().as_bytes()))
+}
+
 fn hex(digest: &[u8]) -> String {
     digest.iter().fold(String::with_capacity(64), |mut s, b| {
         use std::fmt::Write as _;
@@ -187,6 +204,28 @@ impl Cache {
 
     pub async fn put_reward(&self, key: &str, reward: f64) {
         if let Ok(b) = serde_json::to_vec(&RewardEntry { reward, at: now() }) {
+            self.put_bytes(key, b).await;
+        }
+    }
+
+    /// Stored step scores.
+    pub async fn get_steps(&self, key: &str) -> Option<Vec<f64>> {
+        let e: StepsEntry = serde_json::from_slice(&self.get_bytes(key).await?).ok()?;
+        if self
+            .ttl_s
+            .is_some_and(|ttl| now().saturating_sub(e.at) > ttl)
+        {
+            return None;
+        }
+        Some(e.steps)
+    }
+
+    pub async fn put_steps(&self, key: &str, steps: &[f64]) {
+        let e = StepsEntry {
+            steps: steps.to_vec(),
+            at: now(),
+        };
+        if let Ok(b) = serde_json::to_vec(&e) {
             self.put_bytes(key, b).await;
         }
     }

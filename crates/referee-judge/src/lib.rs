@@ -30,6 +30,7 @@
 mod cache;
 mod client;
 mod pool;
+mod steps;
 
 pub use client::{ChatReply, ChatRequest, Client, JudgeError, Message, Usage};
 pub use pool::{Connector, Pool};

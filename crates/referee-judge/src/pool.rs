@@ -2,10 +2,11 @@
 
 use crate::cache::{self, Cache};
 use crate::client::{ChatRequest, Client, Message};
+use crate::steps;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use referee_core::judge::{
     CacheConfig, EndpointConfig, Judge, JudgeCall, JudgeConnect, JudgeFailure, JudgeReply,
-    RewardApi, RewardCall, RewardReply,
+    RewardApi, RewardCall, RewardReply, StepApi, StepCall, StepReply,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -15,6 +16,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 type Pending = Shared<BoxFuture<'static, Result<JudgeReply, JudgeFailure>>>;
+type PendingSteps = Shared<BoxFuture<'static, Result<StepReply, JudgeFailure>>>;
 
 /// The cache and the calls in flight, by content address.
 struct Front {
@@ -24,6 +26,11 @@ struct Front {
     inflight: Mutex<HashMap<String, Pending>>,
     /// One batcher per reward-model endpoint and API, started on first use.
     batchers: Mutex<HashMap<(String, RewardApi), mpsc::UnboundedSender<RewardJob>>>,
+    /// Process-reward-model texts in flight, by content address: GRPO groups repeat
+    /// completions, and each identical text is sent once.
+    steps_inflight: Mutex<HashMap<String, PendingSteps>>,
+    /// One batcher per process-reward-model endpoint and API (with its request parameters).
+    step_batchers: Mutex<HashMap<(String, StepApi), mpsc::UnboundedSender<steps::StepJob>>>,
 }
 
 /// One text waiting for its reward-model batch.
@@ -95,6 +102,8 @@ impl Pool {
                 cache,
                 inflight: Mutex::default(),
                 batchers: Mutex::default(),
+                steps_inflight: Mutex::default(),
+                step_batchers: Mutex::default(),
             }),
             rt: Some(rt),
         })
@@ -219,6 +228,15 @@ impl Judge for Pool {
         self.clients.keys().cloned().collect()
     }
 
+    fn step_rewards(
+        &self,
+        endpoint: &str,
+        call: StepCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<StepReply, JudgeFailure>> {
+        self.steps_of(endpoint, call, deadline)
+    }
+
     fn reward(
         &self,
         endpoint: &str,
@@ -304,6 +322,122 @@ impl Judge for Pool {
     }
 }
 
+impl Pool {
+    /// A process-reward-model text: from the cache, from an identical text in flight, or sent
+    /// in the endpoint's next batch.
+    fn steps_of(
+        &self,
+        endpoint: &str,
+        call: StepCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<StepReply, JudgeFailure>> {
+        let Some(client) = self.clients.get(endpoint).cloned() else {
+            let failure = JudgeFailure {
+                reason: "judge_config".into(),
+                message: format!("no endpoint `{endpoint}`"),
+            };
+            return Box::pin(async move { Err(failure) });
+        };
+        let front = self.front.clone();
+        let endpoint = endpoint.to_string();
+        let handle = self.rt().spawn(async move {
+            let key = cache::steps_key(&client.config().base_url, &client.config().model, &call);
+            let (pending, leader) = {
+                let mut m = front.steps_inflight.lock().expect("inflight lock");
+                if let Some(p) = m.get(&key) {
+                    (p.clone(), false)
+                } else {
+                    let (f, k) = (front.clone(), key.clone());
+                    let p = async move {
+                        if let Some(values) = f.cache.get_steps(&k).await {
+                            return Ok(StepReply {
+                                values,
+                                cached: true,
+                                ..StepReply::default()
+                            });
+                        }
+                        let r = enqueue_steps(&f, client, endpoint, call).await;
+                        if let Ok(reply) = &r {
+                            f.cache.put_steps(&k, &reply.values).await;
+                        }
+                        r
+                    }
+                    .boxed()
+                    .shared();
+                    m.insert(key.clone(), p.clone());
+                    (p, true)
+                }
+            };
+            let r = match deadline {
+                Some(d) => tokio::time::timeout_at(d.into(), pending)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(JudgeFailure {
+                            reason: "judge_deadline".into(),
+                            message: "the step scores did not arrive before the sample's deadline"
+                                .into(),
+                        })
+                    }),
+                None => pending.await,
+            };
+            if leader {
+                front
+                    .steps_inflight
+                    .lock()
+                    .expect("inflight lock")
+                    .remove(&key);
+            }
+            match r {
+                // A follower shared the leader's request: for it, that is a cache hit.
+                Ok(mut reply) if !leader => {
+                    reply.cached = true;
+                    Ok(reply)
+                }
+                other => other,
+            }
+        });
+        Box::pin(async move {
+            handle.await.unwrap_or_else(|e| {
+                Err(JudgeFailure {
+                    reason: "judge_connection".into(),
+                    message: format!("the step-reward task failed: {e}"),
+                })
+            })
+        })
+    }
+}
+
+async fn enqueue_steps(
+    front: &Front,
+    client: Arc<Client>,
+    endpoint: String,
+    call: StepCall,
+) -> Result<StepReply, JudgeFailure> {
+    let (tx, rx) = oneshot::channel();
+    let queue = {
+        let mut b = front.step_batchers.lock().expect("batchers lock");
+        b.entry((endpoint, call.api.clone()))
+            .or_insert_with(|| {
+                let (qtx, qrx) = mpsc::unbounded_channel();
+                tokio::spawn(steps::worker(client.clone(), call.api.clone(), qrx));
+                qtx
+            })
+            .clone()
+    };
+    if queue.send(steps::StepJob { call, tx }).is_err() {
+        return Err(JudgeFailure {
+            reason: "judge_connection".into(),
+            message: "the step-reward batcher has stopped".into(),
+        });
+    }
+    rx.await.unwrap_or_else(|_| {
+        Err(JudgeFailure {
+            reason: "judge_connection".into(),
+            message: "the step-reward batch was dropped".into(),
+        })
+    })
+}
+
 /// Collects the texts that arrive within `batch_wait_ms` of the first (up to `max_batch`) and
 /// sends them as one request; requests run concurrently within the endpoint's slots.
 async fn batch_worker(
@@ -311,19 +445,29 @@ async fn batch_worker(
     api: RewardApi,
     mut rx: mpsc::UnboundedReceiver<RewardJob>,
 ) {
-    let max = client.config().max_batch.max(1);
-    let wait = std::time::Duration::from_millis(client.config().batch_wait_ms);
-    while let Some(first) = rx.recv().await {
-        let mut jobs = vec![first];
-        let until = tokio::time::Instant::now() + wait;
-        while jobs.len() < max {
-            match tokio::time::timeout_at(until, rx.recv()).await {
-                Ok(Some(j)) => jobs.push(j),
-                _ => break,
-            }
-        }
+    while let Some(jobs) = next_batch(&mut rx, client.config()).await {
         tokio::spawn(run_batch(client.clone(), api, jobs));
     }
+}
+
+/// The next batch: the first job to arrive and those within `batch_wait_ms` of it, up to
+/// `max_batch`; `None` once the queue is closed.
+pub(crate) async fn next_batch<J>(
+    rx: &mut mpsc::UnboundedReceiver<J>,
+    cfg: &EndpointConfig,
+) -> Option<Vec<J>> {
+    let max = cfg.max_batch.max(1);
+    let wait = std::time::Duration::from_millis(cfg.batch_wait_ms);
+    let first = rx.recv().await?;
+    let mut jobs = vec![first];
+    let until = tokio::time::Instant::now() + wait;
+    while jobs.len() < max {
+        match tokio::time::timeout_at(until, rx.recv()).await {
+            Ok(Some(j)) => jobs.push(j),
+            _ => break,
+        }
+    }
+    Some(jobs)
 }
 
 async fn run_batch(client: Arc<Client>, api: RewardApi, jobs: Vec<RewardJob>) {
@@ -382,7 +526,7 @@ async fn run_batch(client: Arc<Client>, api: RewardApi, jobs: Vec<RewardJob>) {
 }
 
 /// Each text's raw output, in input order.
-fn outputs(api: RewardApi, body: &[u8], n: usize) -> Result<Vec<Value>, String> {
+pub(crate) fn outputs(api: RewardApi, body: &[u8], n: usize) -> Result<Vec<Value>, String> {
     let v: Value =
         serde_json::from_slice(body).map_err(|e| format!("the reply is not JSON: {e}"))?;
     let items: Vec<Value> = match api {

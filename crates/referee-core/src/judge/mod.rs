@@ -90,6 +90,45 @@ pub struct RewardReply {
     pub cached: bool,
 }
 
+/// How a process reward model is asked for per-step scores (`prm`). Calls with equal values
+/// share a request, so every parameter that goes into the request body is here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StepApi {
+    /// vLLM's `POST /pooling` (`{model, input: [texts], task?}` → `data[i].data`: one row per
+    /// step tag token, the server's `step_tag_id`); the step score is column `index` of its row.
+    Pooling { task: Option<String>, index: usize },
+    /// `POST /v1/completions` with `echo`, `logprobs: top_logprobs`, `max_tokens: 1`: the score
+    /// of a step is `P(good) / (P(good) + P(bad))` in the distribution of the token after its
+    /// tag, the tag located in the server's own tokens (Math-Shepherd).
+    MathShepherd {
+        good: String,
+        bad: String,
+        top_logprobs: u32,
+    },
+}
+
+/// One text with a tag after each step; implementations batch concurrent calls.
+#[derive(Debug, Clone)]
+pub struct StepCall {
+    pub api: StepApi,
+    /// The whole text sent.
+    pub text: String,
+    /// Where each step's tag is in `text` (char offsets, Unicode scalar values), in order.
+    /// Exactly one score per tag comes back, or a failure.
+    pub tags: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StepReply {
+    /// One score per tag, in order.
+    pub values: Vec<f64>,
+    /// The batch request's latency.
+    pub latency_ms: f64,
+    /// How many texts went in the same request.
+    pub batch_size: usize,
+    pub cached: bool,
+}
+
 pub trait Judge: Send + Sync {
     /// One call to the named endpoint, finished by `deadline` at the latest. The future runs on
     /// any executor (the implementation drives its own I/O).
@@ -119,6 +158,23 @@ pub trait Judge: Send + Sync {
             })
         })
     }
+
+    /// One score per step tag of a text from a process-reward-model endpoint.
+    fn step_rewards(
+        &self,
+        endpoint: &str,
+        call: StepCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<StepReply, JudgeFailure>> {
+        let _ = (call, deadline);
+        let message = format!("endpoint `{endpoint}`: this judge serves no process reward models");
+        Box::pin(async move {
+            Err(JudgeFailure {
+                reason: "judge_config".into(),
+                message,
+            })
+        })
+    }
 }
 
 /// What judging one sample cost. `judge_calls` are calls that reached a server (failed ones
@@ -136,6 +192,15 @@ pub struct Usage {
 
 impl Usage {
     pub fn reward(&mut self, r: &RewardReply) {
+        if r.cached {
+            self.cache_hits += 1;
+        } else {
+            self.judge_calls += 1;
+            self.judge_ms += r.latency_ms;
+        }
+    }
+
+    pub fn steps(&mut self, r: &StepReply) {
         if r.cached {
             self.cache_hits += 1;
         } else {

@@ -4,10 +4,19 @@
 //!
 //! A script is a list of rules, first match wins:
 //! `{when?: "text in any message", content?: "...", finish_reason?: "stop", logprobs?: {...},
-//!   fail?: "judge_timeout", endpoint?: "name", reward?: 0.7}`. Reward-model calls are answered by
-//! the first matching rule with a `reward` (or a `fail`); `when` is matched against the text.
+//!   fail?: "judge_timeout", endpoint?: "name", reward?: 0.7, steps?: [0.9, 0.2], step?: 0.9}`.
+//! Reward-model calls are answered by the first matching rule with a `reward` (or a `fail`);
+//! `when` is matched against the text.
+//!
+//! Process-reward-model calls (`prm`) are answered like a PRM reads its input: by the first
+//! rule with `steps` (that list as it is, to script a wrong count) or `fail` whose `when` is in
+//! the whole text; else one score per occurrence of the step tag *in the text sent* (so a tag
+//! the policy smuggled in shows as an extra score), each the `step` of the first rule whose
+//! `when` is in the text before that tag (since the previous one).
 
-use super::{Judge, JudgeCall, JudgeFailure, JudgeReply, RewardCall, RewardReply};
+use super::{
+    Judge, JudgeCall, JudgeFailure, JudgeReply, RewardCall, RewardReply, StepCall, StepReply,
+};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -19,6 +28,8 @@ struct Rule {
     endpoint: Option<String>,
     reply: Result<JudgeReply, JudgeFailure>,
     reward: Option<f64>,
+    steps: Option<Vec<f64>>,
+    step: Option<f64>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -68,6 +79,15 @@ impl ScriptJudge {
                 endpoint,
                 reply,
                 reward: r.get("reward").and_then(Value::as_f64),
+                steps: match r.get("steps") {
+                    None => None,
+                    Some(v) => Some(
+                        v.as_array()
+                            .and_then(|a| a.iter().map(Value::as_f64).collect())
+                            .ok_or("`steps` in a judge script is a list of numbers")?,
+                    ),
+                },
+                step: r.get("step").and_then(Value::as_f64),
             });
         }
         Ok(out)
@@ -153,6 +173,74 @@ impl Judge for ScriptJudge {
             endpoint.to_string(),
             JudgeCall {
                 messages: vec![("reward".into(), call.text)],
+                ..JudgeCall::default()
+            },
+        ));
+        Box::pin(async move { out })
+    }
+
+    fn step_rewards(
+        &self,
+        endpoint: &str,
+        call: StepCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<StepReply, JudgeFailure>> {
+        let here = |r: &&Rule, text: &str| {
+            r.when.as_ref().is_none_or(|w| text.contains(w.as_str()))
+                && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+        };
+        let whole = self
+            .rules
+            .iter()
+            .find(|r| (r.steps.is_some() || r.reply.is_err()) && here(r, &call.text));
+        let reply = |values| StepReply {
+            values,
+            latency_ms: 1.0,
+            batch_size: 1,
+            cached: false,
+        };
+        let out = match whole {
+            Some(Rule {
+                steps: Some(v),
+                reply: r,
+                ..
+            }) => Ok(StepReply {
+                cached: r.as_ref().is_ok_and(|r| r.cached),
+                ..reply(v.clone())
+            }),
+            Some(Rule { reply: Err(f), .. }) => Err(f.clone()),
+            _ => {
+                let tag: String = call.tags.first().map_or(String::new(), |&(a, b)| {
+                    call.text.chars().skip(a).take(b - a).collect()
+                });
+                let mut values = Vec::new();
+                let mut at = 0;
+                let mut missing = None;
+                for (i, _) in call
+                    .text
+                    .match_indices(tag.as_str())
+                    .filter(|_| !tag.is_empty())
+                {
+                    let seg = &call.text[at..i];
+                    at = i + tag.len();
+                    match self.rules.iter().find(|r| r.step.is_some() && here(r, seg)) {
+                        Some(r) => values.push(r.step.unwrap_or_default()),
+                        None => missing = missing.or(Some(values.len())),
+                    }
+                }
+                match missing {
+                    Some(k) => Err(JudgeFailure {
+                        reason: "judge_config".into(),
+                        message: format!("no scripted step score for step {k}"),
+                    }),
+                    None => Ok(reply(values)),
+                }
+            }
+        };
+        self.calls.lock().expect("script lock").push((
+            endpoint.to_string(),
+            JudgeCall {
+                messages: vec![("steps".into(), call.text)],
                 ..JudgeCall::default()
             },
         ));

@@ -66,6 +66,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "multi.yaml",
     "numeric.yaml",
     "patch_audit.yaml",
+    "prm.yaml",
     "regex.yaml",
     "state_match.yaml",
     "string_check.yaml",

@@ -151,7 +151,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<Imp> {
 }
 
 /// The path of a named node in `n`'s subtree, as far as it can be seen (sync nodes).
-pub(super) fn named(n: &Node) -> Option<String> {
+pub(crate) fn named(n: &Node) -> Option<String> {
     if n.meta.name.is_some() {
         return Some(display_path(&n.meta.path).to_string());
     }

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod pairwise;
+pub mod prm;
 pub mod reference_judge;
 pub mod reward_model;
 pub mod rubric;
