@@ -12,6 +12,11 @@ according to MODE:
 - `500`: HTTP 500 with an OpenAI-style error body;
 - `garbage`: HTTP 200 with a body that is not JSON (`{"choices": [` cut off);
 - `prose`: a well-formed completion whose content is prose, not the verdict JSON asked for;
+- `prm`: a process reward model in vLLM's `/pooling` shape (Qwen2.5-Math-PRM served with
+  `task: token_classify`): each input is cut at its `<extra_0>` tags and each step before a tag
+  gets one `[p_wrong, p_right]` row. The score is deterministic and checks the step's
+  arithmetic: a step with a false `a op b = c` (`+ - * x ×`) gets 0.05, a step with no digit
+  at all (filler) 0.8, any other 0.95.
 - `rm`: a reward-model server: `POST /pooling` and `/classify` (vLLM's shapes) and
   `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
   as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
@@ -22,6 +27,7 @@ reward-model request).
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -72,6 +78,8 @@ def handler(args):
                 COUNT += 1
             if args.mode == "rm":
                 return self.reward_model(json.loads(raw))
+            if args.mode == "prm":
+                return self.process_reward_model(json.loads(raw))
             if args.mode == "stall":
                 time.sleep(3600)
                 return
@@ -103,12 +111,43 @@ def handler(args):
                 return self.reply(404, b'{"error": "not found"}')
             self.reply(200, json.dumps(out).encode())
 
+        def process_reward_model(self, body):
+            if not self.path.endswith("/pooling"):
+                return self.reply(404, b'{"error": "not found"}')
+            texts = body.get("input")
+            texts = [texts] if isinstance(texts, str) else texts
+            with LOCK:
+                BATCHES.append(len(texts))
+            data = []
+            for i, t in enumerate(texts):
+                steps = t.split("<extra_0>")[:-1]  # the text after the last tag is not a step
+                data.append({"index": i, "object": "pooling",
+                             "data": [[1 - p, p] for p in (step_score(s) for s in steps)]})
+            n = sum(len(t) for t in texts)
+            self.reply(200, json.dumps({
+                "id": "pool-fault", "object": "list", "created": int(time.time()), "model": body.get("model"),
+                "data": data, "usage": {"prompt_tokens": n, "total_tokens": n, "completion_tokens": 0},
+            }).encode())
+
     return H
+
+
+EQUATION = re.compile(r"(-?\d+)\s*([-+*x×])\s*(-?\d+)\s*=\s*(-?\d+)")
+
+
+def step_score(step: str) -> float:
+    """The deterministic PRM's score of one step (see the module doc)."""
+    for a, op, b, c in EQUATION.findall(step):
+        a, b, c = int(a), int(b), int(c)
+        value = a + b if op == "+" else a - b if op == "-" else a * b
+        if value != c:
+            return 0.05
+    return 0.95 if any(ch.isdigit() for ch in step) else 0.8
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm", "prm"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')
