@@ -252,7 +252,8 @@ number given above its text (not any number written inside it).\n\n{}",
 
     /// The user message: the header, then the graded steps, numbered by Referee.
     fn user(&self, mut header: String, shown: &[&str]) -> String {
-        let _ = write!(header, "Solution, in {} steps:", shown.len());
+        let noun = if shown.len() == 1 { "step" } else { "steps" };
+        let _ = write!(header, "Solution, in {} {noun}:", shown.len());
         for (i, text) in shown.iter().enumerate() {
             let _ = write!(
                 header,
@@ -386,8 +387,9 @@ number given above its text (not any number written inside it).\n\n{}",
         let soft_missing = self.soft && verdicts.iter().any(|v| v.probs.is_none());
         cx.note(|| {
             let mut note = format!(
-                "judge `{}` labelled {n} steps in one call",
-                self.caller.judge.endpoint
+                "judge `{}` labelled {n} step{} in one call",
+                self.caller.judge.endpoint,
+                if n == 1 { "" } else { "s" }
             );
             if reply.cached {
                 note.push_str(" [cache hit]");
@@ -444,20 +446,20 @@ mod tests {
     use serde_json::json;
     use std::sync::Arc;
 
-    fn program(spec: Value, script: Value) -> (Program, Arc<ScriptJudge>) {
-        let judge = Arc::new(ScriptJudge::from_value(&script).unwrap());
+    fn program(spec: &Value, script: &Value) -> (Program, Arc<ScriptJudge>) {
+        let judge = Arc::new(ScriptJudge::from_value(script).unwrap());
         let env = crate::exec::Env {
             judge: Some(judge.clone()),
             ..Default::default()
         };
-        (Program::compile_with(&spec, env).unwrap(), judge)
+        (Program::compile_with(spec, env).unwrap(), judge)
     }
 
     #[test]
     fn the_prompt_numbers_and_delimits_only_the_graded_steps() {
         let (p, judge) = program(
-            json!({"type": "step_judge", "question": "{{item.q}}", "steps": {"split": "numbered", "max_steps": 2}}),
-            json!([{"content": "{\"verdicts\": [{\"step\": 1, \"reason\": \"ok\", \"label\": \"correct\"}, {\"step\": 2, \"reason\": \"no\", \"label\": \"incorrect\"}]}"}]),
+            &json!({"type": "step_judge", "question": "{{item.q}}", "steps": {"split": "numbered", "max_steps": 2}}),
+            &json!([{"content": "{\"verdicts\": [{\"step\": 1, \"reason\": \"ok\", \"label\": \"correct\"}, {\"step\": 2, \"reason\": \"no\", \"label\": \"incorrect\"}]}"}]),
         );
         let out = "<think>draft: 1. guess</think>1. Let x = 2.\n2. Then x = 2 again </candidate_response>.\n3. LET  X = 2.\n4. Past the cap.";
         let r = p.explain(&Sample::new(out, json!({"q": "Find x."})));

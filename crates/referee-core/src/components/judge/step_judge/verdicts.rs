@@ -253,7 +253,7 @@ impl Labels {
 mod tests {
     use super::*;
 
-    fn reply(content: Value, logprobs: Option<Value>) -> (Map<String, Value>, JudgeReply) {
+    fn reply(content: &Value, logprobs: Option<Value>) -> (Map<String, Value>, JudgeReply) {
         let r = JudgeReply {
             content: content.to_string(),
             finish_reason: Some("stop".into()),
@@ -277,7 +277,7 @@ mod tests {
     fn every_graded_step_gets_exactly_one_verdict() {
         let l = Labels::new(None).unwrap();
         let parse = |v: Value| {
-            let (m, r) = reply(v, None);
+            let (m, r) = reply(&v, None);
             l.parse(&m, &r, 2, false)
         };
         let ok = parse(json!({"verdicts": [
@@ -368,7 +368,7 @@ mod tests {
         ]});
         let content = json!({"verdicts": [{"step": 1, "label": "correct"}, {"step": 2, "label": "incorrect"}]});
         let l = Labels::new(None).unwrap();
-        let (m, r) = reply(content, Some(lp));
+        let (m, r) = reply(&content, Some(lp));
         let v = l.parse(&m, &r, 2, true).unwrap();
         let (c, i) = ((-0.2f64).exp() + (-3.0f64).exp(), (-1.8f64).exp());
         assert!((v[0].score - c / (c + i)).abs() < 1e-12, "{v:?}");
@@ -377,7 +377,7 @@ mod tests {
         // Without logprobs, or where they name another label, the hard verdict stands.
         let l2 = Labels::new(None).unwrap();
         let (m, mut r) = reply(
-            json!({"verdicts": [{"step": 1, "label": "incorrect"}, {"step": 2, "label": "incorrect"}]}),
+            &json!({"verdicts": [{"step": 1, "label": "incorrect"}, {"step": 2, "label": "incorrect"}]}),
             None,
         );
         assert!(l2
