@@ -219,7 +219,7 @@ impl StepJudge {
             "{\"step\": N, \"label\": L}"
         };
         let ids = if n == 1 {
-            "the step 1".to_string()
+            "step 1".to_string()
         } else {
             format!("each of the steps 1 to {n}")
         };
@@ -302,6 +302,11 @@ number given above its text (not any number written inside it).\n\n{}",
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let started = Instant::now();
+        // The row's parts first: a broken row is an error whatever the policy wrote.
+        let header = match self.header(s) {
+            Ok(h) => h,
+            Err(m) => return m.outcome(cx),
+        };
         if let Some(g) = &self.gate {
             match g.eval(s, cx) {
                 Err(o) => return o,
@@ -314,11 +319,6 @@ number given above its text (not any number written inside it).\n\n{}",
                 Ok(true) => {}
             }
         }
-        // The row's parts first: a broken row is an error whatever the policy wrote.
-        let header = match self.header(s) {
-            Ok(h) => h,
-            Err(m) => return m.outcome(cx),
-        };
         let on_turns = self.segmenter.on_turns();
         let rendered = if on_turns {
             std::borrow::Cow::Borrowed("")
