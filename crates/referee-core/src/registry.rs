@@ -93,6 +93,7 @@ pub const JUDGED: &[&str] = &[
     "rubric",
     "pairwise",
     "reference_judge",
+    "step_judge",
 ];
 
 pub const COMPONENTS: &[ComponentInfo] = &[
@@ -165,6 +166,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("judge/reference_judge.rs"),
         schema: schema_pair::<j::reference_judge::ReferenceJudgeSpec, j::JudgeFields>,
         compile: j::reference_judge::compile,
+    },
+    ComponentInfo {
+        type_name: "step_judge",
+        group: "judge",
+        source: src!("judge/step_judge.rs"),
+        schema: schema_pair::<j::step_judge::StepJudgeSpec, j::JudgeFields>,
+        compile: j::step_judge::compile,
     },
     ComponentInfo {
         type_name: "code_exec",

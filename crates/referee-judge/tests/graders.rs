@@ -370,6 +370,88 @@ grader:
     }
 }
 
+/// step_judge on SmolLM2 through llama-server's `json_schema` mode: one call per solution
+/// labels every graded step; the schema fixes the number of verdicts, so each solution is
+/// scored with one value per step (repeats scoring 0 unseen), or failed with a reason.
+#[test]
+fn smollm2_labels_every_step_of_a_solution_in_one_structured_call() {
+    let server = LlamaServer::start("smol");
+    let spec = |reasons: bool, soft: bool, tokens: u32| {
+        format!(
+            r#"
+judges: {{default: {{base_url: "{}", model: "{}"}}}}
+judge_cache: {{backend: off}}
+grader:
+  type: step_judge
+  name: process
+  question: "{{{{item.q}}}}"
+  steps: {{split: numbered}}
+  aggregate: mean
+  reasons: {reasons}
+  soft: {soft}
+  sampling_params: {{max_completions_tokens: {tokens}}}
+"#,
+            server.base_url, server.model
+        )
+    };
+    let q = json!({"q": "What is (2 + 3) * 2?"});
+    let solutions = [
+        ("1. 2 + 3 = 5.\n2. 5 * 2 = 10.\n3. The answer is 10.", 3),
+        ("1. 2 + 3 = 6.\n2. 6 * 2 = 12.\n3. The answer is 12.", 3),
+        ("1. First add: 2 + 3 = 5.\n2. Then multiply by two.\n3. 5 * 2 = 10.\n4. So the answer is 10.", 4),
+        // The repeat is not shown: two verdicts asked, three step rewards given.
+        ("1. 2 + 3 = 5.\n2. 2 + 3 = 5.\n3. 5 * 2 = 10.", 3),
+    ];
+    let batch: Vec<Sample> = solutions
+        .iter()
+        .map(|(o, _)| Sample::new(*o, q.clone()))
+        .collect();
+    // Labels only, soft: the grammar leaves the model nothing to get wrong but the labels.
+    let rs = referee_core::score::samples(&compile(&spec(false, true, 200)), &batch, true).0;
+    for (r, (out, steps)) in rs.iter().zip(&solutions) {
+        assert_eq!(r.status.as_str(), "ok", "{out}: {r:?}");
+        assert_eq!(r.usage.unwrap().judge_calls, 1, "one call per solution");
+        let sr = r.step_rewards.as_ref().expect("step rewards");
+        assert_eq!(sr.len(), *steps, "{out}: {sr:?}");
+        assert!(sr.iter().all(|s| (0.0..=1.0).contains(&s.value)), "{sr:?}");
+        let mean = sr.iter().map(|s| s.value).sum::<f64>() / sr.len() as f64;
+        assert!((r.reward.unwrap() - mean).abs() < 1e-9);
+        let trace = serde_json::to_string(&r.trace).unwrap();
+        // llama-server returns top_logprobs under the grammar: every label is located.
+        assert!(!trace.contains("could not be located"), "{trace}");
+        assert!(
+            sr.iter().any(|s| s.value > 0.0 && s.value < 1.0),
+            "soft: {sr:?}"
+        );
+        let shown = if out.contains("2. 2 + 3") { 2 } else { *steps };
+        assert!(
+            trace.contains(&format!("labelled {shown} steps in one call")),
+            "{trace}"
+        );
+    }
+    assert_eq!(
+        rs[3].step_rewards.as_ref().unwrap()[1].value,
+        0.0,
+        "the repeat"
+    );
+    // With a reason before each label the 135M model may ramble: every solution is scored or
+    // failed with a reason, never a silent 0.
+    let rs = referee_core::score::samples(&compile(&spec(true, false, 400)), &batch, true).0;
+    for (r, (out, steps)) in rs.iter().zip(&solutions) {
+        if r.status.as_str() == "ok" {
+            let sr = r.step_rewards.as_ref().unwrap();
+            assert_eq!(sr.len(), *steps, "{out}");
+            assert!(
+                sr.iter().all(|s| s.value == 0.0 || s.value == 1.0),
+                "{sr:?}"
+            );
+        } else {
+            assert_eq!(r.reward, None, "{r:?}");
+            assert_eq!(r.reason(), Some("judge_unparseable"), "{r:?}");
+        }
+    }
+}
+
 #[test]
 fn reward_models_are_called_in_batches_through_each_api_and_cached() {
     let srv = fault_server("rm", &["--delay", "0.05"]);

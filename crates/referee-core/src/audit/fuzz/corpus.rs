@@ -69,6 +69,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "prm.yaml",
     "regex.yaml",
     "state_match.yaml",
+    "step_judge.yaml",
     "string_check.yaml",
     "text_similarity.yaml",
     "tool_call.yaml",

@@ -33,6 +33,7 @@ pub mod prm;
 pub mod reference_judge;
 pub mod reward_model;
 pub mod rubric;
+pub mod step_judge;
 
 pub const OPEN: &str = "<candidate_response>";
 pub const CLOSE: &str = "</candidate_response>";
