@@ -39,6 +39,33 @@ async fn call(
 const GSM: &str = "{type: numeric, name: correct, reference: '{{item.answer}}', extract: last}";
 
 #[tokio::test]
+async fn step_rewards_come_back_with_each_result() {
+    let st = state(Config::default());
+    let spec = "{type: each_step, name: process, steps: {split: numbered}, grader: {type: regex, mode: forbid, pattern: wrong}}";
+    let (s, v, _) = call(
+        &st,
+        "POST",
+        "/v1/score",
+        Some(json!({"spec": spec, "samples": [
+            {"id": "a", "item": {}, "sample": {"output_text": "1. fine\n2. wrong é"}},
+            {"id": "b", "nonsense": true}
+        ]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(
+        r[0]["step_rewards"],
+        json!([
+            {"start": 0, "end": 7, "value": 1.0, "component": "process"},
+            {"start": 8, "end": 18, "value": 0.0, "component": "process"}
+        ])
+    );
+    assert_eq!(r[1]["status"], "error");
+    assert!(r[1].get("step_rewards").is_none(), "{}", r[1]);
+}
+
+#[tokio::test]
 async fn health_and_scoring_inline_in_order_with_a_bad_row_as_a_result() {
     let st = state(Config::default());
     let (s, v, _) = call(&st, "GET", "/healthz", None).await;
