@@ -1,4 +1,4 @@
-//! The judge examples (`examples/rubric`, `examples/pairwise`) through the real CLI against a
+//! The judge examples (`examples/rubric`, `examples/pairwise`, `examples/process-judge`) through the real CLI against a
 //! real llama-server (the tiny model, started by `scripts/judge_server.py`), as their READMEs
 //! run them. The tiny model's verdicts are gibberish, so the checks are on what must hold
 //! whatever the judge says: prefiltered rows score 0 without a call, the rest are judged with
@@ -111,4 +111,20 @@ fn the_rubric_and_pairwise_examples_run_against_a_real_server() {
     assert_eq!(pairwise.len(), 5);
     // Both orders: two calls per judged row.
     check(&pairwise, &["p1-c", "p2-b"], 2);
+}
+
+#[test]
+fn the_step_judge_example_runs_against_a_real_server() {
+    let s = server();
+    let rows = score("process-judge", &s);
+    assert_eq!(rows.len(), 5);
+    // One call per judged solution, all its steps in it; the gate (a wrong answer), the
+    // policy's own verdict line and a master key score 0 without one.
+    check(&rows, &["j3", "j4", "j5"], 1);
+    for r in rows
+        .iter()
+        .filter(|r| r["status"] == "ok" && r["usage"]["judge_calls"] == 1)
+    {
+        assert!(!r["step_rewards"].as_array().unwrap().is_empty(), "{r}");
+    }
 }
