@@ -283,11 +283,12 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         Some(c) => c,
         None => CONTROL_TOKENS.iter().map(|s| (*s).to_string()).collect(),
     };
-    if controls.iter().any(String::is_empty) {
+    // A blank token would be replaced by a space forever (and would erase the text's spacing).
+    if controls.iter().any(|c| c.trim().is_empty()) {
         cx.err(
             at,
             Some("control_tokens"),
-            "`control_tokens` must not hold an empty string",
+            "`control_tokens` must not hold an empty or blank string",
         );
     }
     let api = if shepherd {
