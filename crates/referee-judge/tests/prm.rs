@@ -368,12 +368,15 @@ grader:
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    assert_eq!(
-        prompts[0],
-        "What is 2 + 3? Step 1: 2 + 3 = 5. ки\nStep 2: The answer is 5. ки"
+    // The samples join the batch in whatever order they reach it: found by content.
+    assert_eq!(prompts.len(), 3);
+    assert!(
+        prompts.contains(&"What is 2 + 3? Step 1: 2 + 3 = 5. ки\nStep 2: The answer is 5. ки"),
+        "{prompts:?}"
     );
     // The policy's own `ки` (also inside a Russian word) is gone: two tags for two steps.
-    assert_eq!(prompts[2].matches("ки").count(), 2, "{}", prompts[2]);
+    let russian = prompts.iter().find(|p| p.contains("tricks")).unwrap();
+    assert_eq!(russian.matches("ки").count(), 2, "{russian}");
 
     // A tag the server merges with the next token cannot be located: unparseable, with why.
     let glued = spec.replace("api: math_shepherd", "api: math_shepherd\n  join: \"\"");
