@@ -132,6 +132,23 @@ impl Gate {
         let o = self.node.eval(s, cx);
         self.open(&o)
     }
+
+    /// What every step component does first: `Ok` when there is no gate or it is open; else
+    /// the node's outcome, the outcome's failure or 0 for a shut gate (then `steps` says, in
+    /// the trace, what was not done with the steps: "graded", "sent", "judged").
+    pub fn admit(
+        gate: Option<&Gate>,
+        s: &Sample,
+        cx: &mut ScoreCtx,
+        steps: &str,
+    ) -> Result<(), Outcome> {
+        let Some(g) = gate else { return Ok(()) };
+        if g.eval(s, cx)? {
+            return Ok(());
+        }
+        cx.note(|| format!("the outcome gate is shut: no process credit, steps not {steps}"));
+        Err(Outcome::ok(0.0))
+    }
 }
 
 /// What a step component shares: its aggregate and threshold, and the value with no steps.

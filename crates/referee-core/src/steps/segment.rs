@@ -237,6 +237,15 @@ impl Segmenter {
         }
     }
 
+    /// A sample's steps: its trajectory's turns (`split: turns`), else the parts of `text`.
+    pub fn segment<'a>(&self, s: &'a crate::sample::Sample, text: &'a str) -> Segmented<'a> {
+        if self.on_turns() {
+            self.split_turns(s.trajectory())
+        } else {
+            self.split(text)
+        }
+    }
+
     /// The steps of a text.
     pub fn split<'a>(&self, text: &'a str) -> Segmented<'a> {
         let ranges = trimmed(text, self.raw(text));

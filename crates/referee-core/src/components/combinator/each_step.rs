@@ -40,7 +40,7 @@ use crate::node::{AsyncComponent, Cost, Imp, Node, ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::steps::reduce::{Credit, Gate, OutcomeSpec, StepAggregate, StepScore};
-use crate::steps::segment::{Segmented, Segmenter, StepsSpec};
+use crate::steps::segment::{Segmenter, StepsSpec};
 use crate::template::Template;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -153,44 +153,24 @@ fn step_sample(s: &Sample, text: &str) -> Sample {
 }
 
 impl EachStep {
-    /// The gate's verdict: `Err` is this node's outcome (the outcome failed, or the gate is
-    /// shut and the steps are not graded).
-    fn gated(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<(), Outcome> {
-        let Some(g) = &self.gate else { return Ok(()) };
-        if g.eval(s, cx)? {
-            Ok(())
-        } else {
-            cx.note(|| "the outcome gate is shut: no process credit, steps not graded".into());
-            Err(Outcome::ok(0.0))
-        }
-    }
-
     fn text<'s>(&'s self, s: &'s Sample, cx: &mut ScoreCtx) -> Result<Cow<'s, str>, Outcome> {
         if self.segmenter.on_turns() {
             return Ok(Cow::Borrowed(""));
         }
         self.input.render(s).map_err(|m| m.outcome(cx))
     }
-
-    fn segment<'a>(&self, s: &'a Sample, text: &'a str) -> Segmented<'a> {
-        if self.segmenter.on_turns() {
-            self.segmenter.split_turns(s.trajectory())
-        } else {
-            self.segmenter.split(text)
-        }
-    }
 }
 
 impl SyncComponent for EachStep {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        if let Err(o) = self.gated(s, cx) {
+        if let Err(o) = Gate::admit(self.gate.as_ref(), s, cx, "graded") {
             return o;
         }
         let text = match self.text(s, cx) {
             Ok(t) => t,
             Err(o) => return o,
         };
-        let seg = self.segment(s, &text);
+        let seg = self.segmenter.segment(s, &text);
         // One sample for every step of the row: the item is cloned once, not per step.
         let mut ts = step_sample(s, "");
         let scores: Vec<StepScore> = seg
@@ -226,14 +206,14 @@ impl AsyncComponent for EachStep {
         cx: &'a mut ScoreCtx,
     ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
         Box::pin(async move {
-            if let Err(o) = self.gated(s, cx) {
+            if let Err(o) = Gate::admit(self.gate.as_ref(), s, cx, "graded") {
                 return o;
             }
             let text = match self.text(s, cx) {
                 Ok(t) => t,
                 Err(o) => return o,
             };
-            let seg = self.segment(s, &text);
+            let seg = self.segmenter.segment(s, &text);
             let samples: Vec<Option<Sample>> = seg
                 .steps
                 .iter()

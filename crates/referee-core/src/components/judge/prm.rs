@@ -403,24 +403,6 @@ struct Request {
 }
 
 impl Prm {
-    fn gated(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<(), Outcome> {
-        let Some(g) = &self.gate else { return Ok(()) };
-        if g.eval(s, cx)? {
-            Ok(())
-        } else {
-            cx.note(|| "the outcome gate is shut: no process credit, steps not sent".into());
-            Err(Outcome::ok(0.0))
-        }
-    }
-
-    fn segment<'a>(&self, s: &'a Sample, text: &'a str) -> Segmented<'a> {
-        if self.segmenter.on_turns() {
-            self.segmenter.split_turns(s.trajectory())
-        } else {
-            self.segmenter.split(text)
-        }
-    }
-
     /// The context, then each graded step sanitised with its tag after it.
     fn request(
         &self,
@@ -484,7 +466,7 @@ impl Prm {
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let started = Instant::now();
-        if let Err(o) = self.gated(s, cx) {
+        if let Err(o) = Gate::admit(self.gate.as_ref(), s, cx, "sent") {
             return o;
         }
         let text = if self.segmenter.on_turns() {
@@ -495,7 +477,7 @@ impl Prm {
                 Err(m) => return m.outcome(cx),
             }
         };
-        let seg = self.segment(s, &text);
+        let seg = self.segmenter.segment(s, &text);
         let graded = seg.steps.iter().filter(|st| st.graded()).count();
         if graded == 0 {
             let none: Vec<StepScore> = seg.steps.iter().map(|_| StepScore::ungraded()).collect();

@@ -307,17 +307,8 @@ number given above its text (not any number written inside it).\n\n{}",
             Ok(h) => h,
             Err(m) => return m.outcome(cx),
         };
-        if let Some(g) = &self.gate {
-            match g.eval(s, cx) {
-                Err(o) => return o,
-                Ok(false) => {
-                    cx.note(|| {
-                        "the outcome gate is shut: no process credit, steps not judged".into()
-                    });
-                    return Outcome::ok(0.0);
-                }
-                Ok(true) => {}
-            }
+        if let Err(o) = Gate::admit(self.gate.as_ref(), s, cx, "judged") {
+            return o;
         }
         let on_turns = self.segmenter.on_turns();
         let rendered = if on_turns {
@@ -337,11 +328,7 @@ number given above its text (not any number written inside it).\n\n{}",
             }
             _ => (&*rendered, 0),
         };
-        let mut seg = if on_turns {
-            self.segmenter.split_turns(s.trajectory())
-        } else {
-            self.segmenter.split(answer)
-        };
+        let mut seg = self.segmenter.segment(s, answer);
         for st in &mut seg.steps {
             st.start += offset;
             st.end += offset;
