@@ -66,6 +66,7 @@ def compile(
     judge_model: Optional[str] = None,
     judge_cache: Optional[str] = None,
     judge_fallback: Optional[str] = None,
+    tokenizer: Optional[str] = None,
 ) -> "Program":
     """Compiles a grader spec (YAML/JSON text, a path, or a dict).
 
@@ -75,11 +76,14 @@ def compile(
     trainer's own judge router, which must not override the judges a spec names).
     ``judge_cache`` overrides the spec's ``judge_cache:``: ``off``, ``memory``, a file path, or
     ``redis://host:port/db``. Raises ``SpecError`` with every error and its path.
+    ``tokenizer`` is the policy's ``tokenizer.json`` (the CLI's ``--tokenizer``): step rewards of
+    rows with ``completion_ids`` then carry ``token_start``/``token_end``; a file that does not
+    load raises ``ValueError``.
     """
     value, source = _read_spec(spec)
     native, errors = _referee.compile(
         value, judge=judge, judge_model=judge_model, judge_cache=judge_cache,
-        judge_fallback=judge_fallback,
+        judge_fallback=judge_fallback, tokenizer=None if tokenizer is None else str(tokenizer),
     )
     if errors is not None:
         raise SpecError(

@@ -19,8 +19,12 @@ class Result:
     group_flag: Optional[str]
     usage: Optional[dict[str, Any]]
     step_rewards: Optional[list[dict[str, Any]]]
-    """Per-step credit, `[{start, end, value, component, turn?}]` (char offsets into the
-    output), for programs with step components; `None` otherwise."""
+    """Per-step credit, `[{start, end, value, component, turn?, token_start?, token_end?}]`
+    (char offsets into the output; the token span when the row gave `completion_ids` and the
+    program a tokenizer, or `token_offsets`), for programs with step components; `None`
+    otherwise."""
+    token_error: Optional[str]
+    """Why the row's tokens could not be placed on the step rewards (char spans only then)."""
     trace: Optional[dict[str, Any]]
     def to_dict(self) -> dict[str, Any]: ...
 
@@ -94,4 +98,5 @@ def compile(
     judge_model: Optional[str] = None,
     judge_cache: Optional[str] = None,
     judge_fallback: Optional[str] = None,
+    tokenizer: Optional[str] = None,
 ) -> tuple[Optional[Program], Optional[_Errors]]: ...

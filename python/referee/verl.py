@@ -298,12 +298,22 @@ def token_ends(tokenizer: Any, ids: list, ends: list[int]) -> list[int]:
     """For each char offset in ``ends`` (into ``tokenizer.decode(ids, skip_special_tokens=True)``),
     the index of the token that completes it: the smallest ``k`` whose decoded prefix
     ``ids[:k + 1]`` reaches the offset. Found by bisection over decoded prefixes, so a token that
-    decodes only with its neighbours (byte-level pieces of one character) is handled exactly."""
+    decodes only with its neighbours (byte-level pieces of one character) is handled exactly: a
+    prefix reaches only as far as it agrees with the whole text, so a character whose last byte
+    is still missing (decoded as U+FFFD) is not reached yet. Referee's own ``--tokenizer`` token
+    spans are found the same way."""
     cache: dict[int, int] = {}
+    text = tokenizer.decode(ids, skip_special_tokens=True)
 
     def reach(k: int) -> int:
         if k not in cache:
-            cache[k] = len(tokenizer.decode(ids[: k + 1], skip_special_tokens=True))
+            p = tokenizer.decode(ids[: k + 1], skip_special_tokens=True)
+            n = 0
+            for a, b in zip(p, text):
+                if a != b:
+                    break
+                n += 1
+            cache[k] = n
         return cache[k]
 
     out = []

@@ -4,6 +4,7 @@ components, errors, the GIL and asyncio."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -94,6 +95,53 @@ def test_step_rewards_match_the_cli(cli, specs: Path):
     assert got[2].step_rewards is None and got[2].status == "error"
     # A spec without step components has none.
     assert referee.compile(specs / "math_format.yaml").score_detailed(rows[:1])[0].step_rewards is None
+
+
+def byte_tokenizer(path: Path) -> Path:
+    """A byte-level BPE ``tokenizer.json`` without merges: token ``i`` is byte ``i`` (GPT-2's
+    byte-to-char table), so ids are ``list(text.encode())`` and a multi-byte char spans tokens."""
+    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    chars, n = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + n)
+            n += 1
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": byte_level, "post_processor": None, "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": False, "vocab": {chars[b]: b for b in range(256)}, "merges": []},
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_step_rewards_get_token_spans_from_completion_ids(cli, specs: Path, tmp_path: Path):
+    tok = byte_tokenizer(tmp_path / "tokenizer.json")
+    spec = specs / "steps.yaml"
+    text = "1. fine\n2. wrong é"
+    rows = [{"id": "s", "sample": {"output_text": text, "completion_ids": list(text.encode())}},
+            {"id": "o", "sample": {"output_text": text, "token_offsets": [[i, i + 1] for i in range(len(text))]}},
+            {"id": "x", "sample": {"output_text": "1. other", "completion_ids": list(text.encode())}}]
+    got = referee.compile(spec, tokenizer=tok).score_detailed(rows)
+    assert got[0].token_error is None
+    # "é" is two bytes, so two tokens: the second step ends on token 18 (its second byte).
+    assert got[0].step_rewards == [
+        {"start": 0, "end": 7, "value": 1.0, "component": "process", "token_start": 0, "token_end": 7},
+        {"start": 8, "end": 18, "value": 0.0, "component": "process", "token_start": 8, "token_end": 19},
+    ]
+    assert [(st["token_start"], st["token_end"]) for st in got[1].step_rewards] == [(0, 7), (8, 18)]
+    assert got[2].reward == 1.0 and "different text" in got[2].token_error
+    assert got[2].to_dict()["token_error"] == got[2].token_error
+    assert got[0].to_dict() == cli(spec, rows[:1], "--tokenizer", str(tok))[0]
+    # Without the tokenizer the ids cannot be placed, and the result says so.
+    assert "no tokenizer" in referee.compile(spec).score_detailed(rows[:1])[0].token_error
+    with pytest.raises(ValueError, match="cannot load tokenizer"):
+        referee.compile(spec, tokenizer=tmp_path / "missing.json")
 
 
 def test_mapping_options_reach_the_core(cli, specs: Path):

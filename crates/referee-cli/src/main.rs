@@ -126,6 +126,11 @@ enum Cmd {
         /// sandbox's slots.
         #[arg(long, value_name = "N")]
         max_samples_in_flight: Option<usize>,
+        /// The policy's `tokenizer.json`: step rewards of rows with `completion_ids` get the
+        /// token span of each step (`token_start`, `token_end`). Rows may give `token_offsets`
+        /// instead, which need no tokenizer.
+        #[arg(long, value_name = "PATH")]
+        tokenizer: Option<PathBuf>,
         /// Write the summary to stderr as JSON instead of text.
         #[arg(long)]
         summary_json: bool,
@@ -223,6 +228,9 @@ enum Cmd {
         /// Per-request deadline in seconds (504 when exceeded).
         #[arg(long, default_value_t = 600.0)]
         timeout_s: f64,
+        /// The policy's `tokenizer.json`, to give step rewards token spans (as `score`).
+        #[arg(long, value_name = "PATH")]
+        tokenizer: Option<PathBuf>,
         #[command(flatten)]
         judge: JudgeArgs,
     },
@@ -333,6 +341,18 @@ fn load_spec(path: &PathBuf, judge: &JudgeArgs, using: &JudgeUse) -> Result<Opti
     }
 }
 
+/// Loads `--tokenizer` once for the whole run.
+fn load_tokenizer(
+    path: Option<&std::path::Path>,
+) -> Result<Option<std::sync::Arc<referee_core::steps::tokens::Tokenizer>>> {
+    path.map(|p| {
+        referee_core::steps::tokens::Tokenizer::from_file(p)
+            .map(std::sync::Arc::new)
+            .map_err(anyhow::Error::msg)
+    })
+    .transpose()
+}
+
 fn run(cli: Cli) -> Result<u8> {
     match cli.cmd {
         Cmd::Score {
@@ -344,6 +364,7 @@ fn run(cli: Cli) -> Result<u8> {
             judge,
             threads,
             max_samples_in_flight,
+            tokenizer,
             summary_json,
             quiet,
             strict,
@@ -364,6 +385,7 @@ fn run(cli: Cli) -> Result<u8> {
                 score: referee_core::Options {
                     explain,
                     max_in_flight: max_samples_in_flight,
+                    tokenizer: load_tokenizer(tokenizer.as_deref())?,
                 },
                 mapping: mapping.mapping().for_program(&program),
                 summary_json,
@@ -444,9 +466,11 @@ fn run(cli: Cli) -> Result<u8> {
             max_in_flight,
             max_queued,
             timeout_s,
+            tokenizer,
             judge,
         } => {
             let config = referee_server::Config {
+                tokenizer: load_tokenizer(tokenizer.as_deref())?,
                 max_body_bytes,
                 max_batch,
                 max_in_flight: max_in_flight.unwrap_or_else(|| {

@@ -59,6 +59,7 @@ fn batch() -> (Vec<ScoreResult>, Vec<Vec<usize>>) {
                 trace: None,
                 usage: None,
                 step_rewards: None,
+                token_error: None,
                 group: None,
             });
         }

@@ -21,6 +21,10 @@
 //!   may be left out (then pass `--format openrlhf`: `auto` knows these rows by their query),
 //!   and the graded output is the last assistant turn.
 //!
+//! The completion's tokens (`completion_ids` or `token_offsets`, for the token spans of step
+//! rewards, [`crate::steps::tokens`]) are read from `sample` in referee rows and from the top
+//! level in the others, and never reach `item`.
+//!
 //! A trajectory's `messages` and `state` leave `item` when they become the sample's: they are
 //! what the policy did, and `item` is what model graders quote as trusted dataset text.
 //!
@@ -34,6 +38,7 @@ pub mod openrlhf;
 
 use crate::digest::Digest;
 use crate::sample::{assistant_output, Sample};
+use crate::steps::tokens::Tokens;
 use crate::template::value_text;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, Visitor};
 use serde::Deserializer as _;
@@ -179,6 +184,11 @@ impl InputMapping {
         };
         let id = self.id(&obj, format);
         let group = self.group(&obj, format);
+        let mut obj = obj;
+        let tokens = match format {
+            RowFormat::Referee | RowFormat::Auto => None,
+            _ => tokens_of(&mut obj, "")?,
+        };
         let mut s = match format {
             RowFormat::Referee | RowFormat::Auto => self.referee(obj)?,
             RowFormat::Trl => self.trl(obj)?,
@@ -187,6 +197,9 @@ impl InputMapping {
         };
         s.id = id;
         s.group = group;
+        if tokens.is_some() {
+            s.tokens = tokens;
+        }
         Ok((s, format))
     }
 
@@ -234,6 +247,7 @@ impl InputMapping {
                 s.output_tools = sm.remove("output_tools").filter(|v| !v.is_null());
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
                 s.state = sm.remove("state").filter(|v| !v.is_null());
+                s.tokens = tokens_of(&mut sm, "sample.")?;
                 let mut from_messages = s.messages.as_ref().and_then(assistant_output);
                 if s.output_tools.is_none() {
                     s.output_tools = from_messages.as_mut().and_then(|o| o.tools.take());
@@ -612,6 +626,22 @@ impl Completion {
         s.messages = self.messages;
         s.output_tools = self.tools;
         s
+    }
+}
+
+/// The completion's tokens, for token spans of step rewards: `completion_ids` or
+/// `token_offsets` (taken out of the row, so they never reach `item`).
+fn tokens_of(m: &mut Map<String, Value>, at: &str) -> Result<Option<Tokens>, RowError> {
+    let ids = m.remove("completion_ids").filter(|v| !v.is_null());
+    let offsets = m.remove("token_offsets").filter(|v| !v.is_null());
+    let bad = |e: String| err("invalid_row", format!("{at}{e}"));
+    match (ids, offsets) {
+        (Some(_), Some(_)) => Err(bad(
+            "`completion_ids` and `token_offsets` are both given: give one".into(),
+        )),
+        (Some(v), None) => Tokens::ids(&v).map(Some).map_err(bad),
+        (None, Some(v)) => Tokens::offsets(&v).map(Some).map_err(bad),
+        (None, None) => Ok(None),
     }
 }
 

@@ -386,9 +386,11 @@ impl ScoreCtx {
     }
 
     /// Gives per-step credit (`step_rewards`): `(start, end, turn, value)` per step, char
-    /// offsets as [`crate::steps::StepReward`] says; labelled with the node when it finishes.
+    /// offsets as [`crate::steps::StepReward`] says, `on_output` when they are spans of the
+    /// sample's output text; labelled with the node when it finishes.
     pub fn step_rewards(
         &mut self,
+        on_output: bool,
         steps: impl IntoIterator<Item = (usize, usize, Option<usize>, f64)>,
     ) {
         let unlabelled: Arc<str> = Arc::from("");
@@ -402,6 +404,9 @@ impl ScoreCtx {
                         value,
                         component: unlabelled.clone(),
                         turn,
+                        token_start: None,
+                        token_end: None,
+                        on_output,
                     }),
             );
     }

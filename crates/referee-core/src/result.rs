@@ -22,6 +22,9 @@ pub struct ScoreResult {
     pub group: Option<GroupOutcome>,
     /// Per-step credit; `Some` (possibly empty) for programs with step components.
     pub step_rewards: Option<Vec<crate::steps::StepReward>>,
+    /// Why the completion's tokens given with the row could not be placed on the step rewards
+    /// (they keep their char spans; the reward is unaffected).
+    pub token_error: Option<String>,
 }
 
 impl ScoreResult {
@@ -38,6 +41,7 @@ impl ScoreResult {
             usage: None,
             group: None,
             step_rewards: None,
+            token_error: None,
         }
     }
 
@@ -68,7 +72,7 @@ pub struct Identified<'a> {
 impl Serialize for Identified<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let r = self.result;
-        let mut st = ser.serialize_struct("Result", 12)?;
+        let mut st = ser.serialize_struct("Result", 13)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("reward", &r.reward)?;
         st.serialize_field("status", r.status.as_str())?;
@@ -93,6 +97,9 @@ impl Serialize for Identified<'_> {
         }
         if let Some(steps) = &r.step_rewards {
             st.serialize_field("step_rewards", steps)?;
+        }
+        if let Some(e) = &r.token_error {
+            st.serialize_field("token_error", e)?;
         }
         if let Some(u) = &r.usage {
             st.serialize_field("usage", u)?;

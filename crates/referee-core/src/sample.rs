@@ -18,6 +18,9 @@ pub struct Sample {
     /// The environment's final state after the rollout (a database, files changed, test results,
     /// a diff), as the environment recorded it: `sample.state` in rows.
     pub state: Option<Value>,
+    /// The completion's tokens (`completion_ids` or `token_offsets`), for the token spans of
+    /// step rewards; never read by a grader.
+    pub tokens: Option<crate::steps::tokens::Tokens>,
     /// `output_json` given explicitly in the input; otherwise parsed lazily from `output_text`.
     explicit_json: Option<Value>,
     parsed_json: OnceLock<Option<Value>>,

@@ -88,6 +88,8 @@ struct PyProgram {
     program: Arc<Program>,
     spec: Arc<Value>,
     opts: JudgeOptions,
+    /// `compile(..., tokenizer=PATH)`: token spans for rows with `completion_ids`.
+    tokenizer: Option<Arc<referee_core::steps::tokens::Tokenizer>>,
 }
 
 /// One sample's result (DESIGN.md §2).
@@ -110,9 +112,13 @@ struct PyResult_ {
     group_flag: Option<&'static str>,
     /// Judge calls and tokens, for programs with model graders.
     usage: Option<Py<PyAny>>,
-    /// Per-step credit (`[{start, end, value, component, turn?}]`, char offsets into the
-    /// output), for programs with step components; `None` otherwise.
+    /// Per-step credit (`[{start, end, value, component, turn?, token_start?, token_end?}]`,
+    /// char offsets into the output; token spans when the row gave its tokens), for programs
+    /// with step components; `None` otherwise.
     step_rewards: Option<Py<PyAny>>,
+    /// Why the row's `completion_ids`/`token_offsets` could not be placed on the step rewards
+    /// (they then have char spans only); `None` otherwise.
+    token_error: Option<String>,
     /// The explanation tree (explain only).
     trace: Option<Py<PyAny>>,
 }
@@ -138,6 +144,9 @@ impl PyResult_ {
         }
         if let Some(st) = &self.step_rewards {
             d.set_item("step_rewards", st.bind(py))?;
+        }
+        if let Some(e) = &self.token_error {
+            d.set_item("token_error", e)?;
         }
         if let Some(u) = &self.usage {
             d.set_item("usage", u.bind(py))?;
@@ -207,6 +216,7 @@ fn build_result(py: Python<'_>, id: Option<&Value>, r: &ScoreResult) -> PyResult
             .map(|st| to_py(py, st))
             .transpose()?
             .map(Bound::unbind),
+        token_error: r.token_error.clone(),
         trace: r
             .trace
             .as_ref()
@@ -235,6 +245,7 @@ impl PyProgram {
         let program = self.program.clone();
         let opts = referee_core::Options {
             explain,
+            tokenizer: self.tokenizer.clone(),
             ..referee_core::Options::default()
         };
         let scored = py.detach(move || referee_core::score(&program, Rows::Values(rows), m, &opts));
@@ -389,6 +400,7 @@ impl PyProgram {
                             program: Arc::new(prog),
                             spec: Arc::new(p.spec),
                             opts: this.opts.clone(),
+                            tokenizer: this.tokenizer.clone(),
                         },
                     )?
                     .into_any(),
@@ -497,7 +509,7 @@ impl PyProgram {
 /// Compiles a spec (text, or a dict/list value). Returns `(Program, None)` or `(None, errors)`
 /// with every error as `(path, node_type, message)`: the Python wrapper raises `SpecError`.
 #[pyfunction]
-#[pyo3(signature = (spec, *, judge=None, judge_model=None, judge_cache=None, judge_fallback=None))]
+#[pyo3(signature = (spec, *, judge=None, judge_model=None, judge_cache=None, judge_fallback=None, tokenizer=None))]
 fn compile(
     py: Python<'_>,
     spec: &Bound<'_, PyAny>,
@@ -505,7 +517,12 @@ fn compile(
     judge_model: Option<String>,
     judge_cache: Option<String>,
     judge_fallback: Option<String>,
+    tokenizer: Option<std::path::PathBuf>,
 ) -> PyResult<(Option<Py<PyProgram>>, Option<Errors>)> {
+    let tokenizer = tokenizer
+        .map(|p| referee_core::steps::tokens::Tokenizer::from_file(&p).map(Arc::new))
+        .transpose()
+        .map_err(PyValueError::new_err)?;
     let value = match spec_value(spec) {
         Ok(v) => v,
         Err(errs) => return Ok((None, Some(errs))),
@@ -531,6 +548,7 @@ fn compile(
                     program: Arc::new(p),
                     spec: Arc::new(value),
                     opts,
+                    tokenizer,
                 },
             )?),
             None,

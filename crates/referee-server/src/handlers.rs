@@ -217,6 +217,7 @@ async fn run(
 ) -> Result<Scored, ApiError> {
     let opts = referee_core::Options {
         explain,
+        tokenizer: st.config.tokenizer.clone(),
         ..referee_core::Options::default()
     };
     let out = admitted(st, started, move || {

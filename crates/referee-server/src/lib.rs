@@ -50,6 +50,8 @@ pub struct Config {
     pub max_queued: usize,
     /// From arrival to answer; a request still scoring then gets 504.
     pub request_timeout: Duration,
+    /// The policy's tokenizer, to place step rewards on the rows' `completion_ids`.
+    pub tokenizer: Option<Arc<referee_core::steps::tokens::Tokenizer>>,
 }
 
 impl Default for Config {
@@ -60,6 +62,7 @@ impl Default for Config {
             max_in_flight: 8,
             max_queued: 256,
             request_timeout: Duration::from_secs(600),
+            tokenizer: None,
         }
     }
 }

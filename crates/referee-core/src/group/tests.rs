@@ -24,6 +24,7 @@ fn res(reward: Option<f64>, status: Status, a: Option<f64>, b: Option<f64>) -> S
         usage: None,
         group: None,
         step_rewards: None,
+        token_error: None,
     }
 }
 

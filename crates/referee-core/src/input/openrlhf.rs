@@ -122,6 +122,7 @@ mod tests {
             usage: None,
             group: None,
             step_rewards: None,
+            token_error: None,
         };
         let failed = || ScoreResult::input_error("prompt_not_found", "x".into());
         let results = [

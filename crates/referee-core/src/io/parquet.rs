@@ -20,7 +20,8 @@
 //! | `line` | int64: the input row (1-based), set on error rows | always |
 //! | one per top-level component | float64, null when it has no value | always |
 //! | `advantage`, `group_flag`, `group_reward` | float64 / string / float64 | group stage on |
-//! | `step_rewards` | list of struct `{start, end: int64, value: float64, component: string, turn: int64}` | specs with step components |
+//! | `step_rewards` | list of struct `{start, end: int64, value: float64, component: string, turn, token_start, token_end: int64}` | specs with step components |
+//! | `token_error` | string: why the row's tokens could not be placed, else null | specs with step components |
 //! | `usage` | string: the JSON of the judge usage | specs with model graders |
 //! | `trace` | string: the JSON of the explanation tree | `--explain` |
 //!
@@ -214,7 +215,7 @@ pub struct ResultColumns {
     pub trace: bool,
 }
 
-const FIXED: [&str; 12] = [
+const FIXED: [&str; 13] = [
     "id",
     "reward",
     "status",
@@ -225,6 +226,7 @@ const FIXED: [&str; 12] = [
     "group_flag",
     "group_reward",
     "step_rewards",
+    "token_error",
     "usage",
     "trace",
 ];
@@ -237,6 +239,8 @@ fn step_fields() -> Fields {
         Field::new("value", DataType::Float64, true),
         Field::new("component", DataType::Utf8, false),
         Field::new("turn", DataType::Int64, true),
+        Field::new("token_start", DataType::Int64, true),
+        Field::new("token_end", DataType::Int64, true),
     ])
 }
 
@@ -289,6 +293,7 @@ impl ResultColumns {
                 DataType::List(Arc::new(item)),
                 true,
             ));
+            fields.push(s("token_error", true));
         }
         if self.usage {
             fields.push(s("usage", true));
@@ -451,6 +456,7 @@ impl<W: Write + Send> ResultWriter<W> {
         }
         if self.cols.steps {
             columns.push(step_column(rows));
+            columns.push(text("token_error"));
         }
         if self.cols.usage {
             columns.push(json_text("usage"));
@@ -501,9 +507,11 @@ fn step_column(rows: &[Value]) -> ArrayRef {
             sb.field_builder::<StringBuilder>(3)
                 .expect("utf8")
                 .append_value(st.get("component").and_then(Value::as_str).unwrap_or(""));
-            sb.field_builder::<Int64Builder>(4)
-                .expect("int64")
-                .append_option(int("turn"));
+            for (i, k) in ["turn", "token_start", "token_end"].into_iter().enumerate() {
+                sb.field_builder::<Int64Builder>(4 + i)
+                    .expect("int64")
+                    .append_option(int(k));
+            }
             sb.append(true);
         }
         b.append(true);
@@ -701,8 +709,8 @@ mod tests {
             ..ResultColumns::default()
         };
         let lines = [
-            r#"{"id":1,"reward":0.5,"status":"ok","components":{"process":0.5},"step_rewards":[{"start":0,"end":4,"value":1.0,"component":"process"},{"start":5,"end":9,"value":0.0,"component":"process","turn":3}]}"#,
-            r#"{"id":2,"reward":0.0,"status":"ok","components":{"process":0.0},"step_rewards":[]}"#,
+            r#"{"id":1,"reward":0.5,"status":"ok","components":{"process":0.5},"step_rewards":[{"start":0,"end":4,"value":1.0,"component":"process","token_start":0,"token_end":2},{"start":5,"end":9,"value":0.0,"component":"process","turn":3}]}"#,
+            r#"{"id":2,"reward":0.0,"status":"ok","components":{"process":0.0},"step_rewards":[],"token_error":"no tokenizer"}"#,
             r#"{"id":3,"reward":null,"status":"error","reason":"invalid_json","message":"bad","line":3,"components":{"process":null}}"#,
         ];
         let mut w = ResultWriter::new(Vec::new(), cols).unwrap();
@@ -724,6 +732,7 @@ mod tests {
         for (line, got) in lines.iter().zip(&rows) {
             let want: Value = serde_json::from_str(line).unwrap();
             assert_eq!(got.get("step_rewards"), want.get("step_rewards"), "{line}");
+            assert_eq!(got.get("token_error"), want.get("token_error"), "{line}");
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::node::{ScoreCtx, Seed};
 use crate::outcome::Outcome;
 use crate::result::ScoreResult;
 use crate::sample::Sample;
+use crate::steps::tokens::{self, Tokenizer};
 use crate::summary::Summary;
 use crate::Program;
 use rayon::prelude::*;
@@ -32,6 +33,9 @@ pub struct Options {
     /// `None`: no cap beyond the endpoints' own `max_concurrency` and the sandbox's slots, which
     /// bound the calls and runs themselves.
     pub max_in_flight: Option<usize>,
+    /// The policy's tokenizer, to place step rewards on rows' `completion_ids`
+    /// ([`crate::steps::tokens`]).
+    pub tokenizer: Option<Arc<Tokenizer>>,
 }
 
 /// One row's result, with what the shells print beside it.
@@ -89,7 +93,8 @@ pub fn score(program: &Program, rows: Rows<'_>, mapping: &InputMapping, opts: &O
         let explain = opts.explain;
         let rows = rows.par_each(mapping, |line, sample| match sample {
             Ok(s) => {
-                let result = evaluate_now(program, s.get(), explain);
+                let mut result = evaluate_now(program, s.get(), explain);
+                place_tokens(&mut result, s.get(), opts);
                 RowResult {
                     line,
                     id: s.into_id(),
@@ -142,7 +147,13 @@ pub fn score(program: &Program, rows: Rows<'_>, mapping: &InputMapping, opts: &O
     let mut results: Vec<ScoreResult> = results
         .into_iter()
         .zip(&slots)
-        .map(|(r, slot)| r.unwrap_or_else(|| slot.failed().expect("every row has a result")))
+        .map(|(r, slot)| match (r, slot.sample()) {
+            (Some(mut r), Some(s)) => {
+                place_tokens(&mut r, s, opts);
+                r
+            }
+            (r, _) => r.unwrap_or_else(|| slot.failed().expect("every row has a result")),
+        })
         .collect();
     let report = program
         .group
@@ -158,6 +169,16 @@ pub fn score(program: &Program, rows: Rows<'_>, mapping: &InputMapping, opts: &O
         })
         .collect();
     Scored { rows, report }
+}
+
+/// Puts the row's tokens (if it gave any) on the result's step rewards, or says why not.
+fn place_tokens(r: &mut ScoreResult, s: &Sample, opts: &Options) {
+    let (Some(tokens), Some(steps)) = (&s.tokens, r.step_rewards.as_mut()) else {
+        return;
+    };
+    if let Err(e) = tokens::place(steps, &s.output_text, tokens, opts.tokenizer.as_deref()) {
+        r.token_error = Some(e);
+    }
 }
 
 /// Scores samples already built (audits, tests, benches): [`score`] on [`Rows::Samples`].
@@ -265,6 +286,7 @@ fn finish(program: &Program, out: Outcome, cx: &mut ScoreCtx) -> ScoreResult {
         usage: program.judged.then_some(cx.usage),
         group: None,
         step_rewards: program.dense.then(|| std::mem::take(&mut cx.steps)),
+        token_error: None,
     }
 }
 

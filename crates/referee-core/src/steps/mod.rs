@@ -10,6 +10,7 @@
 
 pub mod reduce;
 pub mod segment;
+pub mod tokens;
 
 use serde::Serialize;
 use std::sync::Arc;
@@ -17,7 +18,8 @@ use std::sync::Arc;
 /// One step's credit in a result: `start..end` are char offsets (Unicode scalar values, as
 /// Python indexes a `str`) into the text that was segmented, by default `sample.output_text`;
 /// `turn` names the message when the steps are a trajectory's turns (offsets into that turn's
-/// text). Token offsets are added where the caller gave token offsets or ids and a tokenizer.
+/// text). `token_start..token_end` are the tokens the step overlaps, where the caller gave the
+/// completion's tokens ([`tokens`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepReward {
     pub start: usize,
@@ -27,4 +29,12 @@ pub struct StepReward {
     pub component: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_start: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_end: Option<usize>,
+    /// The spans are into the sample's output text (not a turn's, nor another `input`'s), so
+    /// the completion's tokens can be placed on them.
+    #[serde(skip)]
+    pub on_output: bool,
 }

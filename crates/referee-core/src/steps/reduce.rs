@@ -234,6 +234,7 @@ impl Credit {
         let raw: Vec<f64> = used.iter().map(|u| u.1).collect();
         let (value, terms) = reduce(self.aggregate, self.threshold, &raw);
         cx.step_rewards(
+            seg.on_output,
             used.iter()
                 .zip(&terms)
                 .map(|((step, _), v)| (step.start, step.end, step.turn, *v)),

@@ -125,6 +125,8 @@ pub struct Segmented<'a> {
     pub steps: Vec<Step<'a>>,
     /// Steps shorter than `min_chars` merged into a neighbour.
     pub merged: usize,
+    /// The segmented text is the sample's output text (so token spans can be placed).
+    pub on_output: bool,
 }
 
 impl Segmented<'_> {
@@ -242,7 +244,9 @@ impl Segmenter {
         if self.on_turns() {
             self.split_turns(s.trajectory())
         } else {
-            self.split(text)
+            let mut seg = self.split(text);
+            seg.on_output = text == s.output_text;
+            seg
         }
     }
 
@@ -266,7 +270,11 @@ impl Segmenter {
                 over_cap: false,
             });
         }
-        let mut s = Segmented { steps, merged };
+        let mut s = Segmented {
+            steps,
+            merged,
+            on_output: false,
+        };
         self.mark(&mut s);
         s
     }
@@ -292,7 +300,11 @@ impl Segmenter {
                 })
             })
             .collect();
-        let mut s = Segmented { steps, merged: 0 };
+        let mut s = Segmented {
+            steps,
+            merged: 0,
+            on_output: false,
+        };
         self.mark(&mut s);
         s
     }
