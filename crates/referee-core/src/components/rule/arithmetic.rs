@@ -40,11 +40,12 @@
 //!
 //! *Example:*
 //! ```yaml
-//! type: each_step
-//! steps: {split: lines}
-//! aggregate: min
-//! grader: {type: arithmetic, mode: all}
+//! type: arithmetic
+//! mode: all                  # every stated equality must hold
+//! tolerance: 0.001
 //! ```
+//! Per step: `{type: each_step, steps: {split: lines}, aggregate: min, grader: {type: arithmetic}}`
+//! (one wrong equation makes its step, and so the solution, 0; steps without one are left out).
 //!
 //! *Score and failure modes:* in [0, 1]. A division by zero (`5/0 = 0`) or a side over
 //! referee-math's caps (`9^{9^{9^9}}`, a 100,000-digit number, the step budget of one text) is

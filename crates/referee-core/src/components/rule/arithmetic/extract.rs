@@ -235,6 +235,8 @@ fn scan(
     let b = s.as_bytes();
     let mut run = Run::new(false);
     let mut i = 0;
+    // Where the scan resumed after an annotation: the `>>` before it is not an operator.
+    let mut resumed = usize::MAX;
     while i < b.len() {
         let at = from + i;
         while hidden.peek().is_some_and(|h| h.1 <= at) {
@@ -245,6 +247,7 @@ fn scan(
                 // An annotation in prose: a space, so the prose around it stays one run.
                 run.push(" ", at, he);
                 i = he - from;
+                resumed = i;
                 continue;
             }
         }
@@ -288,7 +291,9 @@ fn scan(
             {
                 Piece::Char(',')
             }
-            '=' if next(1) == b'=' || (i > 0 && b"=!<>:+-*/".contains(&b[i - 1])) => {
+            '=' if next(1) == b'='
+                || (i > 0 && i != resumed && b"=!<>:+-*/".contains(&b[i - 1])) =>
+            {
                 // `==`, `!=`, `+=`, `:=`: code, not a claim. Ends the run, and so does the
                 // operator after it.
                 let mut j = i + 1;
