@@ -281,13 +281,12 @@ fn compare(l: (&Expr, &Num), r: (&Expr, &Num), rel: Relation, tol: f64) -> (bool
         .or_else(|| stated_half_unit(l.0, rel).map(|h| (h, l.0)));
     if let Some((half, e)) = stated {
         let shown = crate::canon::show(e);
-        let within = match (l.1.as_real_exact(), r.1.as_real_exact()) {
-            (Some(a), Some(b)) => (a - b).abs() <= half,
-            _ => {
-                let (a, ai) = l.1.to_c64();
-                let (b, bi) = r.1.to_c64();
-                (a - b).hypot(ai - bi) <= q_to_f64(&half) * (1.0 + 1e-12)
-            }
+        let within = if let (Some(a), Some(b)) = (l.1.as_real_exact(), r.1.as_real_exact()) {
+            (a - b).abs() <= half
+        } else {
+            let (a, ai) = l.1.to_c64();
+            let (b, bi) = r.1.to_c64();
+            (a - b).hypot(ai - bi) <= q_to_f64(&half) * (1.0 + 1e-12)
         };
         if within {
             return (true, format!("to the written precision of {shown}"));
@@ -328,7 +327,11 @@ fn show_q(q: &Q) -> String {
     } else if let Some(d) = terminating(q) {
         d
     } else {
-        format!("{}/{}", cut(q.numer().to_string()), cut(q.denom().to_string()))
+        format!(
+            "{}/{}",
+            cut(q.numer().to_string()),
+            cut(q.denom().to_string())
+        )
     }
 }
 
@@ -446,7 +449,10 @@ mod tests {
             st(&digits, &digits),
             ClaimStatus::TooComplex(ClaimSide::Left, _)
         ));
-        assert_eq!(st("x + 1", "2"), ClaimStatus::NotArithmetic(ClaimSide::Left));
+        assert_eq!(
+            st("x + 1", "2"),
+            ClaimStatus::NotArithmetic(ClaimSide::Left)
+        );
         assert!(matches!(
             st("2 +", "2"),
             ClaimStatus::Unreadable(ClaimSide::Left, _)
@@ -483,7 +489,10 @@ mod tests {
             ..Limits::default()
         });
         let long = vec!["1"; 30].join("+");
-        assert_eq!(a.check(&long, Relation::Equal, "30", 0.0).status, ClaimStatus::Holds);
+        assert_eq!(
+            a.check(&long, Relation::Equal, "30", 0.0).status,
+            ClaimStatus::Holds
+        );
         let over = (0..20).find(|_| {
             matches!(
                 a.check(&long, Relation::Equal, "30", 0.0).status,

@@ -70,6 +70,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::fmt::Write as _;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -197,7 +198,14 @@ impl SyncComponent for Arithmetic {
             fates.push(Fate::Checked(c));
         }
         let checked = held + failed + over;
-        cx.detail(|| detail(&text, &found, &fates, [checked, held, skipped, repeats, over]));
+        cx.detail(|| {
+            detail(
+                &text,
+                &found,
+                &fates,
+                [checked, held, skipped, repeats, over],
+            )
+        });
         if checked == 0 {
             cx.note(|| {
                 format!(
@@ -206,7 +214,9 @@ impl SyncComponent for Arithmetic {
                         .map_or_else(|| "not applicable".to_string(), |v| v.to_string())
                 )
             });
-            return self.if_none.map_or_else(Outcome::not_applicable, Outcome::ok);
+            return self
+                .if_none
+                .map_or_else(Outcome::not_applicable, Outcome::ok);
         }
         let value = match self.mode {
             ArithmeticMode::Fraction => held as f64 / checked as f64,
@@ -219,17 +229,18 @@ impl SyncComponent for Arithmetic {
                 .zip(&fates)
                 .find(|(_, f)| matches!(f, Fate::Checked(c) if c.status != ClaimStatus::Holds))
             {
-                n.push_str(&format!(
+                let _ = write!(
+                    n,
                     "; first wrong: `{}` ({})",
                     shorten(&text[q.start..q.end]),
                     why_not(c)
-                ));
+                );
             }
             if over > 0 {
-                n.push_str(&format!("; {over} past max_equations counted as not holding"));
+                let _ = write!(n, "; {over} past max_equations counted as not holding");
             }
             if skipped + repeats > 0 {
-                n.push_str(&format!("; {skipped} skipped, {repeats} repeated"));
+                let _ = write!(n, "; {skipped} skipped, {repeats} repeated");
             }
             n
         });
@@ -249,7 +260,9 @@ fn skip_word(s: &ClaimStatus) -> &'static str {
 fn why_not(c: &referee_math::Claim) -> String {
     match &c.status {
         ClaimStatus::Undefined(side) => format!("the {} side has no value", side.as_str()),
-        ClaimStatus::TooComplex(side, m) => format!("the {} side is too complex: {m}", side.as_str()),
+        ClaimStatus::TooComplex(side, m) => {
+            format!("the {} side is too complex: {m}", side.as_str())
+        }
         _ => format!(
             "{} against {}",
             c.lhs.as_deref().unwrap_or("?"),
@@ -342,10 +355,19 @@ mod tests {
     use super::*;
     use crate::program::Program;
 
-    fn score(spec: Value, text: &str) -> (Option<f64>, String) {
-        let p = Program::compile(&spec).unwrap();
+    fn score(spec: &Value, text: &str) -> (Option<f64>, String) {
+        let p = Program::compile(spec).unwrap();
         let r = p.score(&Sample::new(text, json!({})));
         (r.reward, r.status.as_str().to_string())
+    }
+
+    /// `0 + 1 = 1. 1 + 1 = 2. ...`: `n` distinct right claims.
+    fn counting(n: usize) -> String {
+        let mut t = String::new();
+        for k in 0..n {
+            let _ = write!(t, "{k} + 1 = {}. ", k + 1);
+        }
+        t
     }
 
     #[test]
@@ -357,14 +379,17 @@ mod tests {
     #[test]
     fn fraction_all_and_if_none() {
         let t = "2 + 2 = 4, and 3 * 3 = 10.";
-        assert_eq!(score(json!({"type": "arithmetic"}), t).0, Some(0.5));
-        assert_eq!(score(json!({"type": "arithmetic", "mode": "all"}), t).0, Some(0.0));
+        assert_eq!(score(&json!({"type": "arithmetic"}), t).0, Some(0.5));
         assert_eq!(
-            score(json!({"type": "arithmetic"}), "Let x be the apples.").1,
+            score(&json!({"type": "arithmetic", "mode": "all"}), t).0,
+            Some(0.0)
+        );
+        assert_eq!(
+            score(&json!({"type": "arithmetic"}), "Let x be the apples.").1,
             "not_applicable"
         );
         assert_eq!(
-            score(json!({"type": "arithmetic", "if_none": 0}), "x = 5").0,
+            score(&json!({"type": "arithmetic", "if_none": 0}), "x = 5").0,
             Some(0.0)
         );
     }
@@ -374,13 +399,27 @@ mod tests {
         let honest = "2 + 2 = 4. 3 * 3 = 10.";
         let padded = format!("{honest} {}", "2+2=4 1 = 1 0=0 ".repeat(1_000));
         let s = json!({"type": "arithmetic"});
-        assert_eq!(score(s.clone(), honest).0, score(s, &padded).0);
+        assert_eq!(score(&s, honest).0, score(&s, &padded).0);
     }
 
     #[test]
     fn past_the_cap_counts_as_not_holding() {
-        let t: String = (0..50).map(|k| format!("{k} + 1 = {}. ", k + 1)).collect();
         let s = json!({"type": "arithmetic", "max_equations": 10});
-        assert_eq!(score(s, &t).0, Some(0.2));
+        assert_eq!(score(&s, &counting(50)).0, Some(0.2));
+    }
+
+    #[test]
+    fn hostile_volume_is_cheap() {
+        // 10,000 distinct claims (only the first 100 evaluated) and 100,000-digit sides.
+        let many = counting(10_000);
+        let digits = "9".repeat(100_000);
+        let huge = format!("{digits} * {digits} = {digits}. ").repeat(20);
+        let tower = "9^{9^{9^9}} = 1. ".repeat(200);
+        let s = json!({"type": "arithmetic"});
+        let t0 = std::time::Instant::now();
+        assert_eq!(score(&s, &many).0, Some(0.01));
+        assert_eq!(score(&s, &huge).0, Some(0.0));
+        assert_eq!(score(&s, &tower).0, Some(0.0));
+        assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
     }
 }

@@ -1,7 +1,7 @@
 //! Rule graders: pure functions of the text, no model, no sandbox.
 
-pub mod choice;
 pub mod arithmetic;
+pub mod choice;
 pub mod claim_check;
 pub mod contains;
 pub mod format;

@@ -113,6 +113,7 @@ fn annotations(text: &str) -> Vec<(usize, (usize, usize), usize)> {
 }
 
 /// What one character is to a run.
+#[derive(Clone, Copy)]
 enum Piece {
     /// Text appended to the run's normalised form.
     Push(&'static str),
@@ -175,7 +176,9 @@ impl Run {
 /// mathematical bold digits, the minus sign U+2212, `×`, `÷`) to what they look like.
 fn fold(c: char) -> Option<Piece> {
     Some(match c {
-        '0'..='9' | '+' | '-' | '*' | '/' | '^' | '(' | ')' | '{' | '}' | '%' => Piece::Char(c),
+        '0'..='9' | '+' | '-' | '*' | '/' | '^' | '(' | ')' | '{' | '}' | '%' | '√' | 'π' => {
+            Piece::Char(c)
+        }
         ' ' | '\t' | '\u{a0}' | '\u{2009}' | '\u{202f}' | '\u{2002}'..='\u{2008}' | '\u{3000}' => {
             Piece::Push(" ")
         }
@@ -187,7 +190,6 @@ fn fold(c: char) -> Option<Piece> {
         '÷' | '∕' => Piece::Char('/'),
         '²' => Piece::Push("^2"),
         '³' => Piece::Push("^3"),
-        '√' | 'π' => Piece::Char(c),
         _ if c.is_ascii() => return None,
         _ => {
             // Compatibility forms that are one ASCII character (`＝`, `２`, `𝟐`, `（`).
@@ -312,9 +314,7 @@ fn scan(
             {
                 Piece::Char('!')
             }
-            'x' | 'X' | 'o'
-                if word_times(s, i, &run).is_some() =>
-            {
+            'x' | 'X' | 'o' if word_times(s, i, &run).is_some() => {
                 let len = word_times(s, i, &run).unwrap_or(1);
                 emit(&mut run, Piece::Char('*'), at, at + len, out, source);
                 i += len;
@@ -357,14 +357,7 @@ fn word_times(s: &str, i: usize, run: &Run) -> Option<usize> {
     (of && before_space && last == '%').then_some(2)
 }
 
-fn emit(
-    run: &mut Run,
-    p: Piece,
-    at: usize,
-    end: usize,
-    out: &mut Vec<Equality>,
-    source: Source,
-) {
+fn emit(run: &mut Run, p: Piece, at: usize, end: usize, out: &mut Vec<Equality>, source: Source) {
     match p {
         Piece::Char(c) => {
             let mut buf = [0u8; 4];
@@ -431,11 +424,18 @@ fn flush(run: &mut Run, letter_after: bool, out: &mut Vec<Equality>, source: Sou
         if skip.is_none() && (lt.is_empty() || rt.is_empty()) {
             skip = Some(Skip::Empty);
         }
-        let start = if l.0 < l.1 { run.orig[l.0] } else { run.orig[bounds[k].1.min(run.orig.len() - 1)] };
+        let start = if l.0 < l.1 {
+            run.orig[l.0]
+        } else {
+            run.orig[bounds[k].1.min(run.orig.len() - 1)]
+        };
         let end = if r.0 < r.1 {
             run.orig_end[r.1 - 1]
         } else {
-            run.orig_end[bounds[k + 1].0.saturating_sub(1).min(run.orig_end.len() - 1)]
+            run.orig_end[bounds[k + 1]
+                .0
+                .saturating_sub(1)
+                .min(run.orig_end.len() - 1)]
         };
         out.push(Equality {
             start,
@@ -489,7 +489,9 @@ fn trim_term(norm: &str, mut a: usize, mut z: usize, first: bool, last: bool) ->
 /// A number with nothing computed: digits, separators, a point, a sign.
 fn is_bare(t: &str) -> bool {
     let t = t.strip_prefix('-').unwrap_or(t).trim_start();
-    !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ' '))
+    !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ' '))
 }
 
 #[cfg(test)]
@@ -514,7 +516,10 @@ mod tests {
         assert_eq!(found("The total is 5 + 3 = 8 apples"), one("5 + 3", "8"));
         assert_eq!(found("-3 + 5 = 2"), one("-3 + 5", "2"));
         assert_eq!(found("(2 + 3) * 4 = 20."), one("(2 + 3) * 4", "20"));
-        assert_eq!(found("1,000 + 2,500 = 3,500"), one("1,000 + 2,500", "3,500"));
+        assert_eq!(
+            found("1,000 + 2,500 = 3,500"),
+            one("1,000 + 2,500", "3,500")
+        );
         assert_eq!(found("0.5 * 3 = 1.5"), one("0.5 * 3", "1.5"));
         assert_eq!(found("5! = 120"), one("5!", "120"));
     }
@@ -538,8 +543,14 @@ mod tests {
         );
         assert_eq!(found(r"$2^{10} = 1024$"), one("2^{10}", "1024"));
         assert_eq!(found(r"$12 \div 4 = 3$"), one("12 / 4", "3"));
-        assert_eq!(found(r"$\left(1+2\right) \cdot 3 = 9$"), one("(1+2 ) * 3", "9"));
-        assert_eq!(found(r"$1\,000 + 1 = 1\,001$"), one(r"1\,000 + 1", r"1\,001"));
+        assert_eq!(
+            found(r"$\left(1+2\right) \cdot 3 = 9$"),
+            one("(1+2 ) * 3", "9")
+        );
+        assert_eq!(
+            found(r"$1\,000 + 1 = 1\,001$"),
+            one(r"1\,000 + 1", r"1\,001")
+        );
         assert_eq!(found(r"$\sqrt{16} = 4$"), one(r"\sqrt{16}", "4"));
         let approx = found(r"$\frac{10}{3} \approx 3.33$");
         assert_eq!(approx[0].1, "≈");
@@ -557,11 +568,18 @@ mod tests {
         assert_eq!(&t[f[1].start..f[1].end], "48/2=24");
         // A wrong prose result next to a right annotation is its own claim.
         let f = equalities("48/2 = <<48/2=24>>25");
-        assert_eq!(f.iter().map(Equality::key).collect::<Vec<_>>(), ["48/2=25", "48/2=24"]);
+        assert_eq!(
+            f.iter().map(Equality::key).collect::<Vec<_>>(),
+            ["48/2=25", "48/2=24"]
+        );
         // Nested: only the inner one is an annotation.
         let f = equalities("<<2+2<<1+1=2>>=5>>");
-        assert!(f.iter().any(|q| q.key() == "1+1=2" && q.source == Source::Annotation));
-        assert!(f.iter().all(|q| q.key() != "2+2=5" || q.source == Source::Text));
+        assert!(f
+            .iter()
+            .any(|q| q.key() == "1+1=2" && q.source == Source::Annotation));
+        assert!(f
+            .iter()
+            .all(|q| q.key() != "2+2=5" || q.source == Source::Text));
     }
 
     #[test]
@@ -576,10 +594,7 @@ mod tests {
             "a = b in this sense",
         ] {
             let f = found(t);
-            assert!(
-                f.iter().all(|q| q.3 == Some(Skip::Variable)),
-                "{t}: {f:?}"
-            );
+            assert!(f.iter().all(|q| q.3 == Some(Skip::Variable)), "{t}: {f:?}");
         }
         assert_eq!(found("Day 1 = 5 miles")[0].3, Some(Skip::Label));
         assert_eq!(found("= 5")[0].3, Some(Skip::Empty));
@@ -587,7 +602,10 @@ mod tests {
         // A chain after an assignment still checks its arithmetic.
         let f = found("x = 2 + 3 = 6");
         assert_eq!(f[0].3, Some(Skip::Variable));
-        assert_eq!((f[1].0.as_str(), f[1].2.as_str(), f[1].3), ("2 + 3", "6", None));
+        assert_eq!(
+            (f[1].0.as_str(), f[1].2.as_str(), f[1].3),
+            ("2 + 3", "6", None)
+        );
         // A word before an unary minus is prose; before a binary one, a variable.
         assert_eq!(found("is -3 + 5 = 2")[0].3, None);
     }
