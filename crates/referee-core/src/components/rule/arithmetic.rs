@@ -24,7 +24,8 @@
 //! Not checked, counted as `skipped` (never as correct): an equality with a variable or a unit
 //! glued to a number on either side (`x = 5`, `2x + 3 = 7`, `= 12m`; in `x = 2 + 3 = 6` only
 //! `2 + 3 = 6` is checked), an empty side (`= 5`), a bare number after a word (`Day 1 = 5
-//! miles`: a label), a side referee-math cannot read, and a **tautology**: two bare numbers of
+//! miles`: a label), a side glued to a character that is not read (`3:4 = 0.75`, `1,2,3 = 6`,
+//! `10/4 = 2,5`), a side referee-math cannot read, and a **tautology**: two bare numbers of
 //! the same value (`1 = 1`, `8 = 8.0`) are true and compute nothing, so padding with them
 //! cannot raise the score (two different bare numbers, `1 = 2`, are wrong). A claim repeated
 //! (spaces ignored: `2+2=4`, `2 + 2 = 4`) is checked once, so repeats do not raise the score;
@@ -345,8 +346,8 @@ fn detail(
 
 impl Skip {
     #[cfg(test)]
-    fn all() -> [Skip; 3] {
-        [Skip::Variable, Skip::Empty, Skip::Label]
+    fn all() -> [Skip; 4] {
+        [Skip::Variable, Skip::Empty, Skip::Label, Skip::Cut]
     }
 }
 
@@ -373,7 +374,7 @@ mod tests {
     #[test]
     fn skip_words_are_distinct() {
         let words: HashSet<&str> = Skip::all().iter().map(|s| s.as_str()).collect();
-        assert_eq!(words.len(), 3);
+        assert_eq!(words.len(), 4);
     }
 
     #[test]

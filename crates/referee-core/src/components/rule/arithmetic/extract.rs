@@ -24,6 +24,9 @@ pub enum Skip {
     Empty,
     /// A bare number after a word (`Day 1 = 5 miles`, `Step 2 = ...`): a name, not a claim.
     Label,
+    /// A side glued to a character that is not read (`3:4 = 0.75`, `1,2,3 = 6`, `8,5`): only
+    /// part of it would be checked.
+    Cut,
 }
 
 impl Skip {
@@ -32,6 +35,7 @@ impl Skip {
             Skip::Variable => "a side has a variable",
             Skip::Empty => "a side is empty",
             Skip::Label => "a labelled number, not a computation",
+            Skip::Cut => "a side is glued to a character that is not read",
         }
     }
 }
@@ -124,6 +128,9 @@ enum Piece {
     Nothing,
     /// A letter or a word-like command: ends the run and is a variable next to it.
     Letter,
+    /// A character that is not read but may be part of a side (`:` in `3:4`, `,` in `8,5`):
+    /// ends the run, and a side glued to it is not checked.
+    Cut,
     /// Anything else: ends the run.
     Stop,
 }
@@ -137,6 +144,8 @@ struct Run {
     /// Where each relation splits `norm`.
     rels: Vec<(usize, Relation)>,
     letter_before: bool,
+    /// A [`Piece::Cut`] character right before the run.
+    cut_before: bool,
     /// Spaces between the previous letter and the first content.
     spaced_before: bool,
 }
@@ -149,6 +158,7 @@ impl Run {
             orig_end: Vec::new(),
             rels: Vec::new(),
             letter_before,
+            cut_before: false,
             spaced_before: false,
         }
     }
@@ -302,7 +312,7 @@ fn scan(
                 while b.get(j) == Some(&b'=') {
                     j += 1;
                 }
-                flush(&mut run, false, out, source);
+                flush(&mut run, None, out, source);
                 run = Run::new(false);
                 i = j;
                 continue;
@@ -321,6 +331,10 @@ fn scan(
                 continue;
             }
             _ if c.is_alphabetic() => Piece::Letter,
+            // Only before a digit: `3:4`, `8,5`; `= 4, and` ends a sentence.
+            ':' | '|' | '[' | ']' | '&' | '#' | '@' | '_' | ',' if next(1).is_ascii_digit() => {
+                Piece::Cut
+            }
             _ => fold(c).unwrap_or(Piece::Stop),
         };
         if matches!(piece, Piece::Char('0'..='9'))
@@ -330,13 +344,13 @@ fn scan(
                 .is_some_and(|d| d.is_ascii_digit() || matches!(d, ')' | '%' | '!'))
         {
             // `2+2=4 2+2=4`: two numbers side by side start a new run.
-            flush(&mut run, false, out, source);
+            flush(&mut run, None, out, source);
             run = Run::new(false);
         }
         emit(&mut run, piece, at, at + n, out, source);
         i += n;
     }
-    flush(&mut run, false, out, source);
+    flush(&mut run, None, out, source);
 }
 
 /// `3 x 4` (a lone `x` between numbers, spaced) and `20% of 50`: multiplication. The length
@@ -369,14 +383,17 @@ fn emit(run: &mut Run, p: Piece, at: usize, end: usize, out: &mut Vec<Equality>,
             run.push(if r == Relation::Equal { "=" } else { "~" }, at, end);
         }
         Piece::Nothing => run.push(" ", at, end),
-        Piece::Letter => {
-            // A letter right after the run's content is glued to its last side.
+        Piece::Letter | Piece::Cut => {
+            // A letter or cut right after the run's content is glued to its last side.
             let glued = !run.norm.ends_with(' ') && !run.norm.is_empty();
-            flush(run, glued, out, source);
-            *run = Run::new(true);
+            let letter = matches!(p, Piece::Letter);
+            let after = glued.then_some(if letter { Skip::Variable } else { Skip::Cut });
+            flush(run, after, out, source);
+            *run = Run::new(letter);
+            run.cut_before = !letter;
         }
         Piece::Stop => {
-            flush(run, false, out, source);
+            flush(run, None, out, source);
             *run = Run::new(false);
         }
     }
@@ -384,10 +401,16 @@ fn emit(run: &mut Run, p: Piece, at: usize, end: usize, out: &mut Vec<Equality>,
 
 const BINARY: &[char] = &['+', '-', '*', '/', '^'];
 
-/// Cuts a finished run into its adjacent pairs. `letter_after`: a letter is glued to its end.
-fn flush(run: &mut Run, letter_after: bool, out: &mut Vec<Equality>, source: Source) {
+/// Cuts a finished run into its adjacent pairs. `after`: what a letter or cut glued to its end
+/// makes of its last pair.
+fn flush(run: &mut Run, after: Option<Skip>, out: &mut Vec<Equality>, source: Source) {
     if run.rels.is_empty() {
         return;
+    }
+    if run.norm.trim_start().starts_with(')') {
+        // `(a) 2 + 2 = 4`, `b) ...`: the letter was a label in parentheses.
+        run.letter_before = false;
+        run.cut_before = false;
     }
     // The terms between relations, as byte ranges of `norm`.
     let mut bounds = Vec::with_capacity(run.rels.len() + 1);
@@ -408,6 +431,9 @@ fn flush(run: &mut Run, letter_after: bool, out: &mut Vec<Equality>, source: Sou
         let (l, r) = (terms[k], terms[k + 1]);
         let (lt, rt) = (text_of(&l), text_of(&r));
         let mut skip = None;
+        if k == 0 && run.cut_before && !run.spaced_before {
+            skip = Some(Skip::Cut);
+        }
         if k == 0 && run.letter_before {
             let glued = !run.spaced_before;
             let op_edge = lt.starts_with(['+', '*', '/', '^'])
@@ -418,8 +444,12 @@ fn flush(run: &mut Run, letter_after: bool, out: &mut Vec<Equality>, source: Sou
                 skip = Some(Skip::Label);
             }
         }
-        if k + 1 == last && (letter_after || rt.ends_with(BINARY)) {
-            skip = Some(Skip::Variable);
+        if k + 1 == last {
+            if rt.ends_with(BINARY) {
+                skip = Some(Skip::Variable);
+            } else if after.is_some() {
+                skip = after;
+            }
         }
         if skip.is_none() && (lt.is_empty() || rt.is_empty()) {
             skip = Some(Skip::Empty);
@@ -475,7 +505,10 @@ fn trim_term(norm: &str, mut a: usize, mut z: usize, first: bool, last: bool) ->
             (d, min)
         };
         let (d, min) = depth(a, z);
-        if first && d > 0 && min >= 0 && b.get(a) == Some(&b'(') {
+        // An opening parenthesis closed outside the run, or a label's closing one (`a) 2`).
+        let open_outside = d > 0 && min >= 0 && b.get(a) == Some(&b'(');
+        let label_close = min < 0 && b.get(a) == Some(&b')');
+        if first && (open_outside || label_close) {
             a += 1;
         } else if last && d < 0 && z > a && b[z - 1] == b')' {
             z -= 1;
@@ -608,6 +641,16 @@ mod tests {
         );
         // A word before an unary minus is prose; before a binary one, a variable.
         assert_eq!(found("is -3 + 5 = 2")[0].3, None);
+    }
+
+    #[test]
+    fn sides_cut_by_unread_characters_are_skipped() {
+        assert_eq!(found("the ratio 3:4 = 0.75")[0].3, Some(Skip::Cut));
+        assert_eq!(found("1,2,3 = 6")[0].3, Some(Skip::Cut));
+        assert_eq!(found("10/4 = 2,5")[0].3, Some(Skip::Cut));
+        assert_eq!(found("Answer: 12 * 4 = 48")[0].3, None);
+        assert_eq!(found("(a) 2 + 2 = 4"), one("2 + 2", "4"));
+        assert_eq!(found("1) 5 + 3 = 8"), one("5 + 3", "8"));
     }
 
     #[test]
