@@ -210,6 +210,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::math_equiv::compile,
     },
     ComponentInfo {
+        type_name: "arithmetic",
+        group: "rule",
+        source: src!("rule/arithmetic.rs"),
+        schema: schema_of::<r::arithmetic::ArithmeticSpec>,
+        compile: r::arithmetic::compile,
+    },
+    ComponentInfo {
         type_name: "numeric",
         group: "rule",
         source: src!("rule/numeric.rs"),

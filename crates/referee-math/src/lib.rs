@@ -40,6 +40,7 @@
 
 #![forbid(unsafe_code)]
 
+mod arith;
 mod canon;
 mod compare;
 mod eval;
@@ -49,6 +50,7 @@ mod num;
 mod options;
 mod parse;
 
+pub use arith::{Arith, Claim, ClaimSide, ClaimStatus, Relation};
 pub use extract::{extract, Extraction, Source};
 pub use options::{
     AngleUnits, ExtractMode, GoldForm, IntervalInequality, Limits, Options, Percent, Unevaluated,

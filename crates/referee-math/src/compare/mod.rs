@@ -10,7 +10,7 @@ mod collection;
 mod interval;
 mod plus_minus;
 mod points;
-mod precision;
+pub(crate) mod precision;
 mod relation;
 mod same;
 mod scalar;

@@ -97,7 +97,7 @@ impl Cx<'_> {
 /// Digits after the point in a written decimal (`3.10` → 2) and its significant digits, as
 /// read: `18.0` is the whole number 18 (datasets store integers as floats), `1.6 \times
 /// 10^{-19}` has 20 places, and `12.5\%` read as a fraction has 3.
-pub(super) fn decimal_places(e: &Expr, percent_fraction: bool) -> Option<(u32, u32)> {
+pub(crate) fn decimal_places(e: &Expr, percent_fraction: bool) -> Option<(u32, u32)> {
     match e {
         Expr::Num(Lit {
             places: Some(p),
@@ -148,7 +148,7 @@ fn ten_power(e: &Expr) -> Option<i64> {
     }
 }
 
-fn half_unit(places: u32) -> Q {
+pub(crate) fn half_unit(places: u32) -> Q {
     Q::new(5.into(), pow10(places as usize + 1))
 }
 
@@ -161,7 +161,7 @@ fn pow10(k: usize) -> num_bigint::BigInt {
 /// rational equal to an irrational would be a near miss like `\frac{103993}{33102}` for π;
 /// between two floating values it allows for rounding (1e-11). Only an exact zero tolerates
 /// an absolute 1e-15 (`\sin\pi` is 0).
-pub(super) fn approx_eq(x: &Num, y: &Num) -> bool {
+pub(crate) fn approx_eq(x: &Num, y: &Num) -> bool {
     let exact = |n: &Num| matches!(n, Num::Exact { .. });
     let (a, ai) = x.to_c64();
     let (b, bi) = y.to_c64();

@@ -44,6 +44,7 @@ macro_rules! corpus_files {
 
 /// The corpus files compiled in: `(file name, YAML text)`.
 pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
+    "arithmetic.yaml",
     "choice.yaml",
     "claim_check.yaml",
     "code.cpp.yaml",

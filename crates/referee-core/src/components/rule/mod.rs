@@ -1,5 +1,6 @@
 //! Rule graders: pure functions of the text, no model, no sandbox.
 
+pub mod arithmetic;
 pub mod choice;
 pub mod claim_check;
 pub mod contains;
