@@ -34,6 +34,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The three paths timed, in the order of the arrays below.
+const PATHS: [&str; 3] = ["raw", "pool", "score"];
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
@@ -171,8 +174,8 @@ fn bench(base: &str, api: &str, samples: &[Sample], rounds: usize) -> Value {
     assert!(bad.is_empty(), "{api}: unscored samples: {bad:?}");
     recorder.on.store(false, Ordering::Relaxed);
     let calls = std::mem::take(&mut *recorder.calls.lock().unwrap());
-    let recorded = rt.block_on(srv.get("/recorded"));
-    let bodies: Vec<(String, String, usize)> = recorded
+    let at_server = rt.block_on(srv.get("/recorded"));
+    let bodies: Vec<(String, String, usize)> = at_server
         .as_array()
         .unwrap()
         .iter()
@@ -196,7 +199,6 @@ fn bench(base: &str, api: &str, samples: &[Sample], rounds: usize) -> Value {
         .build()
         .unwrap();
 
-    const PATHS: [&str; 3] = ["raw", "pool", "score"];
     let mut ms: [Vec<f64>; 3] = Default::default();
     let mut reqs: [Vec<f64>; 3] = Default::default();
     for round in 0..=rounds {
