@@ -16,16 +16,25 @@ according to MODE:
   `task: token_classify`): each input is cut at its `<extra_0>` tags and each step before a tag
   gets one `[p_wrong, p_right]` row. The score is deterministic and checks the step's
   arithmetic: a step with a false `a op b = c` (`+ - * x ×`) gets 0.05, a step with no digit
-  at all (filler) 0.8, any other 0.95.
+  at all (filler) 0.8, any other 0.95. `--delay` holds every reply. The same mode serves
+  Math-Shepherd's route, `POST .../completions` with `echo` + `logprobs` (one choice per
+  prompt): the prompt is tokenised as `<s>` then runs of whitespace glued to the word after them
+  (so `" ки"` is one token), one generated token `" +"` is appended, and the position after each
+  `ки` token carries `{" +": ln p, " -": ln(1 - p)}` (plus filler keys up to `logprobs`) for the
+  step before it, scored as above; every other position holds only its own token (vLLM would
+  send `logprobs` keys at every position: these bodies are smaller than a real server's).
 - `rm`: a reward-model server: `POST /pooling` and `/classify` (vLLM's shapes) and
   `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
   as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
 
 `GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
-reward-model request).
+reward-model request). `POST /reset` zeroes both; `POST /reset?record=1` also starts keeping
+every request body, which `GET /recorded` returns as `[{"path": ..., "body": "the body's text"}]` (the
+PRM bench replays them with a raw client).
 """
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -35,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNT = 0
 BATCHES = []
+RECORDED = None  # a list of (path, raw body) once `/reset?record=1`
 LOCK = threading.Lock()
 
 
@@ -67,15 +77,26 @@ def handler(args):
         def do_GET(self):
             if self.path == "/stats":
                 self.reply(200, json.dumps({"requests": COUNT, "batches": BATCHES}).encode())
+            elif self.path == "/recorded":
+                with LOCK:
+                    rec = list(RECORDED or [])
+                self.reply(200, json.dumps([{"path": p, "body": r.decode()} for p, r in rec]).encode())
             else:
                 self.reply(200, b'{"status": "ok"}')
 
         def do_POST(self):
-            global COUNT
+            global COUNT, BATCHES, RECORDED
             n = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(n)
+            if self.path.startswith("/reset"):
+                with LOCK:
+                    COUNT, BATCHES = 0, []
+                    RECORDED = [] if "record=1" in self.path else None
+                return self.reply(200, b'{"status": "ok"}')
             with LOCK:
                 COUNT += 1
+                if RECORDED is not None:
+                    RECORDED.append((self.path, raw))
             if args.mode == "rm":
                 return self.reward_model(json.loads(raw))
             if args.mode == "prm":
@@ -112,12 +133,16 @@ def handler(args):
             self.reply(200, json.dumps(out).encode())
 
         def process_reward_model(self, body):
+            if self.path.endswith("/completions"):
+                return self.math_shepherd(body)
             if not self.path.endswith("/pooling"):
                 return self.reply(404, b'{"error": "not found"}')
             texts = body.get("input")
             texts = [texts] if isinstance(texts, str) else texts
             with LOCK:
                 BATCHES.append(len(texts))
+            if args.delay:
+                time.sleep(args.delay)
             data = []
             for i, t in enumerate(texts):
                 steps = t.split("<extra_0>")[:-1]  # the text after the last tag is not a step
@@ -129,7 +154,50 @@ def handler(args):
                 "data": data, "usage": {"prompt_tokens": n, "total_tokens": n, "completion_tokens": 0},
             }).encode())
 
+        def math_shepherd(self, body):
+            prompts = body.get("prompt")
+            prompts = [prompts] if isinstance(prompts, str) else prompts
+            k = int(body.get("logprobs") or 0)
+            with LOCK:
+                BATCHES.append(len(prompts))
+            if args.delay:
+                time.sleep(args.delay)
+            choices = [{"index": i, "text": t + " +", "finish_reason": "length", "logprobs": shepherd_logprobs(t, k)}
+                       for i, t in enumerate(prompts)]
+            n = sum(len(t) for t in prompts)
+            self.reply(200, json.dumps({
+                "id": "cmpl-fault", "object": "text_completion", "created": int(time.time()), "model": body.get("model"),
+                "choices": choices, "usage": {"prompt_tokens": n, "completion_tokens": len(prompts), "total_tokens": n},
+            }).encode())
+
     return H
+
+
+TOKEN = re.compile(r"\s*\S+|\s+")
+
+
+def shepherd_logprobs(text: str, k: int) -> dict:
+    """Echoed `logprobs` for one prompt (see the module doc): tokens, offsets, top-k."""
+    tokens = ["<s>"] + TOKEN.findall(text) + [" +"]
+    top, step = [None], []
+    for j in range(1, len(tokens)):
+        prev = tokens[j - 1]
+        if prev.strip() == "ки":
+            p = step_score("".join(step))
+            d = {" +": math.log(p), " -": math.log(1 - p)}
+            for f in range(max(k - 2, 0)):
+                d[f" x{f}"] = -9.0
+            top.append(d)
+            step = []
+        else:
+            if j > 1:
+                step.append(prev)
+            top.append({tokens[j]: -0.5})
+    offsets, at = [], 0
+    for t in tokens[1:]:
+        offsets.append(at)
+        at += len(t)
+    return {"tokens": tokens, "text_offset": [0] + offsets, "token_logprobs": [None] * len(tokens), "top_logprobs": top}
 
 
 EQUATION = re.compile(r"(-?\d+)\s*([-+*x×])\s*(-?\d+)\s*=\s*(-?\d+)")
