@@ -23,6 +23,7 @@ use crate::trajectory::Trajectory;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
@@ -85,6 +86,10 @@ enum Mode {
     /// `<tag>…</tag>` contents, and the text between the tags.
     Tag(Regex),
     Separator(String),
+    /// `paragraphs`: cut at blank lines ([`blank_lines`]).
+    Blank,
+    /// `lines`: cut at `\n` and `\r\n`.
+    Lines,
     Turns,
 }
 
@@ -180,8 +185,8 @@ impl Segmenter {
             );
         }
         let mode = match spec.split {
-            Split::Paragraphs => Mode::Cut(Regex::new(r"\n[ \t\r]*\n").expect("valid")),
-            Split::Lines => Mode::Cut(Regex::new(r"\r?\n").expect("valid")),
+            Split::Paragraphs => Mode::Blank,
+            Split::Lines => Mode::Lines,
             Split::Numbered => Mode::Starts(Regex::new(NUMBERED).expect("valid")),
             Split::Regex => {
                 match Regex::new(spec.pattern.as_deref().unwrap_or("")) {
@@ -255,11 +260,14 @@ impl Segmenter {
         let ranges = trimmed(text, self.raw(text));
         let (ranges, merged) = merge_short(text, ranges, self.min_chars);
         let mut steps = Vec::with_capacity(ranges.len());
+        // In ASCII text (the common case) char offsets are byte offsets: nothing to count.
+        let ascii = text.is_ascii();
+        let count = |t: &str| if ascii { t.len() } else { t.chars().count() };
         let (mut byte, mut chr) = (0, 0);
         for (a, b) in ranges {
-            chr += text[byte..a].chars().count();
+            chr += count(&text[byte..a]);
             let start = chr;
-            chr += text[a..b].chars().count();
+            chr += count(&text[a..b]);
             byte = b;
             steps.push(Step {
                 text: &text[a..b],
@@ -315,8 +323,14 @@ impl Segmenter {
         // by the hash of the folded text and confirmed by comparing it, so a hash collision
         // never makes a step a repeat.
         let mut arena: Vec<u8> = Vec::new();
+        if self.repeated == Repeated::Zero {
+            arena.reserve(s.steps.iter().map(|st| st.text.len()).sum());
+        }
         let mut keys: Vec<std::ops::Range<usize>> = Vec::with_capacity(s.steps.len());
-        let mut seen: HashMap<u64, Vec<usize>, foldhash::fast::FixedState> = HashMap::default();
+        // The first step with each hash; a later step with the same hash but other text (a
+        // collision, practically never) is compared with every earlier step instead.
+        let mut seen: HashMap<u64, usize, foldhash::fast::FixedState> =
+            HashMap::with_capacity_and_hasher(s.steps.len(), foldhash::fast::FixedState::default());
         let hasher = foldhash::fast::FixedState::default();
         let mut graded = 0;
         for i in 0..s.steps.len() {
@@ -326,12 +340,21 @@ impl Segmenter {
                 keys.push(start..arena.len());
                 let key = &arena[start..];
                 if !key.is_empty() {
-                    let earlier = seen.entry(hasher.hash_one(key)).or_default();
-                    if let Some(&j) = earlier.iter().find(|&&j| arena[keys[j].clone()] == *key) {
+                    let same = |j: &usize| arena[keys[*j].clone()] == *key;
+                    let earlier = match seen.entry(hasher.hash_one(key)) {
+                        Entry::Vacant(v) => {
+                            v.insert(i);
+                            None
+                        }
+                        Entry::Occupied(o) if same(o.get()) => Some(*o.get()),
+                        Entry::Occupied(_) => {
+                            (0..i).find(|j| s.steps[*j].repeat_of.is_none() && same(j))
+                        }
+                    };
+                    if let Some(j) = earlier {
                         s.steps[i].repeat_of = Some(j);
                         continue;
                     }
-                    earlier.push(i);
                 }
             }
             graded += 1;
@@ -341,6 +364,14 @@ impl Segmenter {
 
     /// A step as compared for repeats: without its leading number.
     fn body<'t>(&self, text: &'t str) -> &'t str {
+        // Only these can begin a marker (`MARKER`): most steps skip the regex. Any non-ASCII
+        // byte may (Unicode digits, `ſ` which `(?i)` folds to `s`).
+        let may = |b: u8| {
+            b >= 0x80 || b.is_ascii_digit() || matches!(b, b'*' | b'#' | b'(' | b's' | b'S')
+        };
+        if !text.bytes().next().is_some_and(may) {
+            return text;
+        }
         self.marker.find(text).map_or(text, |m| &text[m.end()..])
     }
 
@@ -382,10 +413,56 @@ impl Segmenter {
                 }
                 out.push((at, text.len()));
             }
+            Mode::Blank => {
+                let mut at = 0;
+                for (a, b) in blank_lines(text) {
+                    out.push((at, a));
+                    at = b;
+                }
+                out.push((at, text.len()));
+            }
+            Mode::Lines => {
+                let mut at = 0;
+                for i in memchr::memchr_iter(b'\n', text.as_bytes()) {
+                    let cr = i > at && text.as_bytes()[i - 1] == b'\r';
+                    out.push((at, if cr { i - 1 } else { i }));
+                    at = i + 1;
+                }
+                out.push((at, text.len()));
+            }
             Mode::Turns => out.push((0, text.len())),
         }
         out
     }
+}
+
+#[cfg(test)]
+impl Segmenter {
+    fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+}
+
+/// The blank lines of `text` as byte ranges: what the regex `\n[ \t\r]*\n` finds, leftmost
+/// first and not overlapping, by a `memchr` scan (the paragraph cut is on every step's path).
+fn blank_lines(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = memchr::memchr(b'\n', &b[from..]).map(|k| from + k) {
+            let mut j = i + 1;
+            while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\r') {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'\n' {
+                from = j + 1;
+                return Some((i, j + 1));
+            }
+            from = j.max(i + 1);
+        }
+        None
+    })
 }
 
 /// Appends `text` case- and space-folded to `out`: lower-cased, runs of whitespace as one
@@ -394,16 +471,11 @@ fn fold_into(text: &str, out: &mut Vec<u8>) {
     let mut space = false;
     let mut first = true;
     if text.is_ascii() {
-        for b in text.bytes() {
-            if b.is_ascii_whitespace() {
-                space = true;
-                continue;
-            }
-            if space && !first {
+        for (i, w) in text.split_ascii_whitespace().enumerate() {
+            if i > 0 {
                 out.push(b' ');
             }
-            out.push(b.to_ascii_lowercase());
-            (space, first) = (false, false);
+            out.extend(w.bytes().map(|b| b.to_ascii_lowercase()));
         }
         return;
     }
@@ -445,7 +517,11 @@ fn merge_short(
     if min <= 1 {
         return (ranges, 0);
     }
-    let short = |a: usize, b: usize| text[a..b].chars().count() < min;
+    // A char is 1 to 4 bytes: only lengths in between need counting.
+    let short = |a: usize, b: usize| {
+        let n = b - a;
+        n < min || (n < 4 * min && text[a..b].chars().count() < min)
+    };
     let mut out: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
     let mut merged = 0;
     let mut carry: Option<usize> = None;
@@ -496,6 +572,21 @@ mod tests {
 
     fn texts<'a>(s: &'a Segmented<'a>) -> Vec<&'a str> {
         s.steps.iter().map(|s| s.text).collect()
+    }
+
+    proptest::proptest! {
+        /// The hand-written cuts are the regexes they replace, on any mix of the bytes that
+        /// matter.
+        #[test]
+        fn paragraph_and_line_cuts_are_the_regexes(
+            text in proptest::string::string_regex("[ab \t\r\n]{0,40}").unwrap()
+        ) {
+            for (mode, re) in [(Mode::Blank, r"\n[ \t\r]*\n"), (Mode::Lines, r"\r?\n")] {
+                let fast = seg(json!({})).with_mode(mode).raw(&text);
+                let slow = seg(json!({})).with_mode(Mode::Cut(Regex::new(re).unwrap())).raw(&text);
+                proptest::prop_assert_eq!(fast, slow, "{:?} {:?}", re, text);
+            }
+        }
     }
 
     #[test]
