@@ -114,3 +114,31 @@ def test_dense_score_is_a_float_for_verl_paths_that_want_one():
     out = AgentLoopOutput(prompt_ids=[1], response_ids=[2], response_mask=[1],
                           metrics=AgentLoopMetrics(), reward_score=d)
     assert out.reward_score == 0.5
+
+
+def test_referee_token_spans_agree_with_the_manager(tokenizer, tokenizer_dir):
+    """Referee's own token spans (``referee.compile(spec, tokenizer=...)``: the Rust `tokenizers`
+    crate reading the same ``tokenizer.json``) land on the tokens the manager's bisection finds
+    with verl's HF tokenizer, on verl rows carrying ``completion_ids``; a step ending in a
+    character split across byte-level tokens ends on its last byte's token."""
+    import referee
+
+    prog = referee.compile(SPEC, tokenizer=tokenizer_dir / "tokenizer.json")
+    responses = [s["response"] for s in SAMPLES] + ["6*12=72 é\n\nso wrong é\n\n\\boxed{72}"]
+    rows, all_ids = [], []
+    for text in responses:
+        ids = tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+        assert tokenizer.decode(ids, skip_special_tokens=True) == text
+        rows.append({"data_source": "openai/gsm8k", "reward_model": {"ground_truth": "72"},
+                     "response": text, "completion_ids": ids})
+        all_ids.append(ids)
+    got = prog.score_detailed(rows, format="verl")
+    for r, ids, text in zip(got, all_ids, responses):
+        assert r.token_error is None, r.token_error
+        ends = [st["end"] for st in r.step_rewards]
+        assert [st["token_end"] - 1 for st in r.step_rewards] == rv.token_ends(tokenizer, ids, ends)
+        for st in r.step_rewards:
+            k = st["token_end"] - 1
+            # The step's last token completes its text; the token before it does not.
+            assert tokenizer.decode(ids[: k + 1], skip_special_tokens=True)[: st["end"]] == text[: st["end"]]
+            assert not tokenizer.decode(ids[:k], skip_special_tokens=True).startswith(text[: st["end"]])
