@@ -178,19 +178,20 @@ pub fn shepherd_scores(
     }
     let spelled = tokens.concat();
     // The server may put a special token or two (BOS) before the text.
-    let base = (0..=tokens.len().min(2))
-        .find(|&m| spelled[bytes[m]..].starts_with(text))
-        .ok_or_else(|| {
+    let Some(base) = (0..=tokens.len().min(2)).find(|&m| spelled[bytes[m]..].starts_with(text))
+    else {
+        return by_count(text, tags, &tokens, top, good, bad).map_err(|e| {
             let at = spelled
                 .chars()
                 .zip(text.chars())
                 .take_while(|(a, b)| a == b)
                 .count();
             format!(
-                "the server's tokens do not spell the text sent (they differ at char {at}: {:?})",
+                "the server's tokens do not spell the text sent (they differ at char {at}: {:?}), and {e}",
                 spelled.chars().skip(at).take(20).collect::<String>()
             )
-        })?;
+        });
+    };
     let base = chars[base];
     tags.iter()
         .enumerate()
@@ -205,6 +206,52 @@ pub fn shepherd_scores(
                     tokens[j]
                 ));
             }
+            let dist = top
+                .get(j + 1)
+                .and_then(Value::as_object)
+                .ok_or_else(|| format!("no distribution after step {k}'s tag"))?;
+            let lg = logprob(dist, good, k)?;
+            let lb = logprob(dist, bad, k)?;
+            Ok(1.0 / (1.0 + (lb - lg).exp()))
+        })
+        .collect()
+}
+
+/// The tags found by count when the tokens do not spell the text: vLLM decodes each echoed
+/// token on its own, so SentencePiece tokens lose their leading space (`▁ки` reads `ки`) and a
+/// character split over byte-level tokens reads U+FFFD. The tags are then the tokens that read
+/// as the tag; there must be exactly one per tag sent (the policy's own tags were replaced
+/// before sending, so no other can be there), else nothing is scored.
+fn by_count(
+    text: &str,
+    tags: &[(usize, usize)],
+    tokens: &[&str],
+    top: &[Value],
+    good: &str,
+    bad: &str,
+) -> Result<Vec<f64>, String> {
+    let tag: String = match tags.first() {
+        Some(&(a, b)) => text.chars().skip(a).take(b - a).collect(),
+        None => return Ok(Vec::new()),
+    };
+    let clean = |t: &str| {
+        t.trim_matches(|c: char| c.is_whitespace() || c == '▁' || c == 'Ġ')
+            .to_string()
+    };
+    let want = clean(&tag);
+    let at: Vec<usize> = (0..tokens.len())
+        .filter(|&j| !want.is_empty() && clean(tokens[j]) == want)
+        .collect();
+    if at.len() != tags.len() {
+        return Err(format!(
+            "{} of its tokens read as the tag `{want}` where {} tags were sent",
+            at.len(),
+            tags.len()
+        ));
+    }
+    at.iter()
+        .enumerate()
+        .map(|(k, &j)| {
             let dist = top
                 .get(j + 1)
                 .and_then(Value::as_object)
@@ -292,6 +339,51 @@ mod tests {
     }
 
     #[test]
+    fn math_shepherd_finds_tags_by_count_in_tokens_decoded_one_by_one() {
+        // vLLM's echo decodes each token alone: SentencePiece drops the leading spaces, and the
+        // byte-level halves of `é` read U+FFFD, so the tokens no longer spell the text.
+        let text = "é ки\nb ки";
+        let tags = [(2, 4), (7, 9)];
+        let d = |p: f64, m: f64| json!({"+": p.ln(), "-": m.ln()});
+        let v = lp(
+            &["<s>", "\u{FFFD}", "\u{FFFD}", "ки", "\n", "b", "ки", "+"],
+            &[
+                Value::Null,
+                json!({}),
+                json!({}),
+                json!({}),
+                d(0.6, 0.2),
+                json!({}),
+                json!({}),
+                d(0.1, 0.3),
+            ],
+        );
+        let got = shepherd_scores(text, &tags, &v, "+", "-").unwrap();
+        assert!(
+            (got[0] - 0.75).abs() < 1e-12 && (got[1] - 0.25).abs() < 1e-12,
+            "{got:?}"
+        );
+        // One tag token too many (or too few): nothing is scored.
+        let v = lp(
+            &["ки", "\u{FFFD}", "ки", "\n", "b", "ки", "+"],
+            &[
+                Value::Null,
+                json!({}),
+                json!({}),
+                d(0.6, 0.2),
+                json!({}),
+                json!({}),
+                d(0.1, 0.3),
+            ],
+        );
+        let e = shepherd_scores(text, &tags, &v, "+", "-").unwrap_err();
+        assert!(
+            e.contains("3 of its tokens read as the tag `ки` where 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn math_shepherd_refuses_what_it_cannot_locate() {
         let text = "a ки";
         let tags = [(2, 4)];
@@ -309,11 +401,16 @@ mod tests {
         assert!(shepherd_scores("a ки\n", &tags, &v, "+", "-")
             .unwrap_err()
             .contains("does not end a token"));
-        // Tokens that spell another text.
-        let v = lp(&["b", " ки", "+"], &[Value::Null, json!({}), ok.clone()]);
-        assert!(shepherd_scores(text, &tags, &v, "+", "-")
-            .unwrap_err()
-            .contains("do not spell"));
+        // Tokens that spell another text, with no tag token among them.
+        let v = lp(
+            &["b", " к", "и", "+"],
+            &[Value::Null, json!({}), json!({}), ok.clone()],
+        );
+        let e = shepherd_scores(text, &tags, &v, "+", "-").unwrap_err();
+        assert!(
+            e.contains("do not spell") && e.contains("0 of its tokens"),
+            "{e}"
+        );
         // `-` missing from the top-k.
         let v = lp(
             &["a", " ки", "+"],

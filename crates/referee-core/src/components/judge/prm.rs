@@ -17,9 +17,11 @@
 //!   `max_tokens: 1`, `temperature: 0`; the score of a step is
 //!   `exp(lp+) / (exp(lp+) + exp(lp-))` for `good_token` (default `+`) and `bad_token` (`-`) in
 //!   the distribution of the token after its tag. The tag is found in the server's own returned
-//!   tokens: the tokens must spell the text sent (after at most two leading special tokens) and
-//!   each tag must be one token (leading spaces allowed), or the sample is `judge_unparseable`
-//!   with the reason; a key is matched exactly, else by the one key that is it with spaces
+//!   tokens: where they spell the text sent (after at most two leading special tokens), each
+//!   tag must be one token (leading spaces allowed); where they do not (vLLM decodes each echoed
+//!   token alone, so SentencePiece tokens lose their leading space and byte-level pieces read
+//!   U+FFFD), the tags are the tokens that read as the tag, exactly one per tag sent. Otherwise
+//!   the sample is `judge_unparseable` with the reason; a key is matched exactly, else by the one key that is it with spaces
 //!   trimmed (the decoded `" +"`).
 //! - `input` (default `{{sample.output_text}}`) and `steps`: the text cut into steps and how,
 //!   as `each_step` (spans are into `input`); `aggregate`, `threshold`, `if_none`, `outcome`: as
