@@ -206,13 +206,7 @@ pub fn shepherd_scores(
                     tokens[j]
                 ));
             }
-            let dist = top
-                .get(j + 1)
-                .and_then(Value::as_object)
-                .ok_or_else(|| format!("no distribution after step {k}'s tag"))?;
-            let lg = logprob(dist, good, k)?;
-            let lb = logprob(dist, bad, k)?;
-            Ok(1.0 / (1.0 + (lb - lg).exp()))
+            after_tag(top, j, k, good, bad)
         })
         .collect()
 }
@@ -251,16 +245,20 @@ fn by_count(
     }
     at.iter()
         .enumerate()
-        .map(|(k, &j)| {
-            let dist = top
-                .get(j + 1)
-                .and_then(Value::as_object)
-                .ok_or_else(|| format!("no distribution after step {k}'s tag"))?;
-            let lg = logprob(dist, good, k)?;
-            let lb = logprob(dist, bad, k)?;
-            Ok(1.0 / (1.0 + (lb - lg).exp()))
-        })
+        .map(|(k, &j)| after_tag(top, j, k, good, bad))
         .collect()
+}
+
+/// Step `k`'s score from the distribution after its tag, the token at `j`:
+/// `P(good) / (P(good) + P(bad))`.
+fn after_tag(top: &[Value], j: usize, k: usize, good: &str, bad: &str) -> Result<f64, String> {
+    let dist = top
+        .get(j + 1)
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("no distribution after step {k}'s tag"))?;
+    let lg = logprob(dist, good, k)?;
+    let lb = logprob(dist, bad, k)?;
+    Ok(1.0 / (1.0 + (lb - lg).exp()))
 }
 
 /// The log-probability of `token` in a top-k distribution: its key exactly, else the one key
