@@ -220,3 +220,27 @@ def make_batch(tokenizer):
         return data
 
     return make
+
+
+@pytest.fixture(scope="session")
+def reward_step():
+    """The trainer's reward step (ray_trainer: _compute_reward_colocate, union, extract_reward):
+    ``reward_step(config, data)`` gives the batch with the manager's output, verl's reward
+    tensor and its extra infos."""
+
+    def run(config, data):
+        import ray
+        from verl.experimental.reward_loop import RewardLoopManager
+        from verl.trainer.ppo.reward import extract_reward
+
+        manager = RewardLoopManager(config)
+        try:
+            out = manager.compute_rm_score(data)
+        finally:
+            for w in manager.reward_loop_workers:
+                ray.kill(w)
+        batch = data.union(out)
+        reward_tensor, extra = extract_reward(batch)
+        return batch, reward_tensor, extra
+
+    return run

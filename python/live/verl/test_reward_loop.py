@@ -87,24 +87,6 @@ def expected(cli, tokenizer, data, prefix="referee/", valid=True):
     return want
 
 
-def run_reward_step(config, data):
-    """The trainer's reward step (ray_trainer: _compute_reward_colocate, union, extract_reward)."""
-    from verl.experimental.reward_loop import RewardLoopManager
-    from verl.trainer.ppo.reward import extract_reward
-
-    manager = RewardLoopManager(config)
-    try:
-        out = manager.compute_rm_score(data)
-    finally:
-        import ray
-
-        for w in manager.reward_loop_workers:
-            ray.kill(w)
-    batch = data.union(out)
-    reward_tensor, extra = extract_reward(batch)
-    return batch, reward_tensor, extra
-
-
 def scores_at_last_token(data, reward_tensor) -> list[float]:
     n = data.batch["attention_mask"][:, PROMPT_LEN:].sum(dim=1)
     return [float(reward_tensor[i, n[i] - 1]) for i in range(len(data))]
@@ -121,10 +103,10 @@ def config_for(verl_config, manager, *extra, name="compute_score", path=None, sp
 
 
 @pytest.mark.parametrize("manager", ["naive", "dapo", "gdpo"])
-def test_managers_score_as_the_cli_does(manager, ray_cluster, verl_config, make_batch, tokenizer, cli):
+def test_managers_score_as_the_cli_does(manager, ray_cluster, verl_config, make_batch, tokenizer, cli, reward_step):
     data = make_batch(SAMPLES)
     assert decoded(tokenizer, data)[0] == SAMPLES[0]["response"]  # the tokenizer round-trips
-    batch, reward_tensor, extra = run_reward_step(config_for(verl_config, manager), data)
+    batch, reward_tensor, extra = reward_step(config_for(verl_config, manager), data)
     want = expected(cli, tokenizer, data)
 
     assert scores_at_last_token(data, reward_tensor) == pytest.approx([w["score"] for w in want])
@@ -138,7 +120,7 @@ def test_managers_score_as_the_cli_does(manager, ray_cluster, verl_config, make_
     assert extra["referee/correct/valid"][3] == 0.0 and extra["referee/boxed/valid"][3] == 1.0
 
 
-def test_gdpo_advantages_from_components_have_no_nan(ray_cluster, verl_config, make_batch, tokenizer, cli):
+def test_gdpo_advantages_from_components_have_no_nan(ray_cluster, verl_config, make_batch, tokenizer, cli, reward_step):
     from verl.trainer.ppo.ray_trainer import compute_advantage
 
     spec = SPECS / "gdpo.yaml"
@@ -158,7 +140,7 @@ def test_gdpo_advantages_from_components_have_no_nan(ray_cluster, verl_config, m
         for s in (SAMPLES[0], SAMPLES[1], SAMPLES[3], {**SAMPLES[0], "response": "72"}):
             samples.append({**s, "uid": uid})
     data = make_batch(samples)
-    batch, reward_tensor, extra = run_reward_step(config, data)
+    batch, reward_tensor, extra = reward_step(config, data)
     assert not any(math.isnan(v) for col in extra.values() for v in col.tolist())
     # The unscorable rows: no value for `correct`, so 0.0 and not valid; the flag; no crash.
     assert extra["referee/correct"][2] == 0.0 and extra["referee/correct/valid"][2] == 0.0
@@ -181,9 +163,9 @@ def test_gdpo_advantages_from_components_have_no_nan(ray_cluster, verl_config, m
     assert torch.allclose(per_row[:4], per_row[4:])  # the same group twice, the same advantages
 
 
-def test_async_function_is_awaited_with_the_same_scores(ray_cluster, verl_config, make_batch, tokenizer, cli):
+def test_async_function_is_awaited_with_the_same_scores(ray_cluster, verl_config, make_batch, tokenizer, cli, reward_step):
     data = make_batch(SAMPLES)
-    _, reward_tensor, extra = run_reward_step(
+    _, reward_tensor, extra = reward_step(
         config_for(verl_config, "naive", name="compute_score_async"), data)
     want = expected(cli, tokenizer, data)
     assert scores_at_last_token(data, reward_tensor) == pytest.approx([w["score"] for w in want])
@@ -225,10 +207,10 @@ def test_agent_loop_streaming_call(ray_cluster, verl_config, make_batch, tokeniz
     assert [g["reward_extra_info"] for g in got] == [pytest.approx(w) for w in want]
 
 
-def test_serve_example_in_the_managers(ray_cluster, verl_config, make_batch, tokenizer, cli, root):
+def test_serve_example_in_the_managers(ray_cluster, verl_config, make_batch, tokenizer, cli, root, reward_step):
     """examples/serve/verl_reward.py, loaded by verl, against a real `referee serve`."""
     data = make_batch(SAMPLES)
-    _, reward_tensor, extra = run_reward_step(
+    _, reward_tensor, extra = reward_step(
         config_for(verl_config, "naive", path=root / "examples" / "serve" / "verl_reward.py"), data)
     want = expected(cli, tokenizer, data, prefix="")
     assert scores_at_last_token(data, reward_tensor) == pytest.approx([w["score"] for w in want])

@@ -37,24 +37,7 @@ def config(verl_config):
     )
 
 
-def reward_step(cfg, data):
-    """The trainer's reward step (ray_trainer: _compute_reward_colocate, union, extract_reward)."""
-    import ray
-    from verl.experimental.reward_loop import RewardLoopManager
-    from verl.trainer.ppo.reward import extract_reward
-
-    manager = RewardLoopManager(cfg)
-    try:
-        out = manager.compute_rm_score(data)
-    finally:
-        for w in manager.reward_loop_workers:
-            ray.kill(w)
-    batch = data.union(out)
-    tensor, extra = extract_reward(batch)
-    return batch, tensor, extra
-
-
-def test_step_rewards_reach_the_token_level_tensor(ray_cluster, verl_config, make_batch, tokenizer, cli):
+def test_step_rewards_reach_the_token_level_tensor(ray_cluster, verl_config, make_batch, tokenizer, cli, reward_step):
     data = make_batch(SAMPLES)
     batch, tensor, extra = reward_step(config(verl_config), data)
     n = data.batch["attention_mask"][:, PROMPT_LEN:].sum(dim=1)
@@ -86,7 +69,7 @@ def test_step_rewards_reach_the_token_level_tensor(ray_cluster, verl_config, mak
     assert sorted(float(v) for v in tensor[1][: n[1] - 1] if v != 0) == [-0.5, -0.5]
 
 
-def test_gae_sees_the_step_placement(ray_cluster, verl_config, make_batch):
+def test_gae_sees_the_step_placement(ray_cluster, verl_config, make_batch, reward_step):
     """verl's own GAE on the tensor: with zero values and gamma = lambda = 1 the advantage at a
     token is the reward still to come, so the tokens after a penalised step see it removed."""
     from verl.trainer.ppo.core_algos import compute_gae_advantage_return
