@@ -23,7 +23,8 @@
 //!
 //! The completion's tokens (`completion_ids` or `token_offsets`, for the token spans of step
 //! rewards, [`crate::steps::tokens`]) are read from `sample` in referee rows and from the top
-//! level in the others, and never reach `item`.
+//! level in the others, and never reach `item`; so are the trainer's own logprobs of a
+//! likelihood reward's target (`target_logprobs`, `baseline_logprobs`).
 //!
 //! A trajectory's `messages` and `state` leave `item` when they become the sample's: they are
 //! what the policy did, and `item` is what model graders quote as trusted dataset text.
@@ -185,9 +186,9 @@ impl InputMapping {
         let id = self.id(&obj, format);
         let group = self.group(&obj, format);
         let mut obj = obj;
-        let tokens = match format {
-            RowFormat::Referee | RowFormat::Auto => None,
-            _ => tokens_of(&mut obj, "")?,
+        let (tokens, logprobs) = match format {
+            RowFormat::Referee | RowFormat::Auto => (None, (None, None)),
+            _ => (tokens_of(&mut obj, "")?, logprobs_of(&mut obj, "")?),
         };
         let mut s = match format {
             RowFormat::Referee | RowFormat::Auto => self.referee(obj)?,
@@ -199,6 +200,9 @@ impl InputMapping {
         s.group = group;
         if tokens.is_some() {
             s.tokens = tokens;
+        }
+        if logprobs.0.is_some() || logprobs.1.is_some() {
+            (s.target_logprobs, s.baseline_logprobs) = logprobs;
         }
         Ok((s, format))
     }
@@ -248,6 +252,7 @@ impl InputMapping {
                 s.choices = sm.remove("choices").filter(|v| !v.is_null());
                 s.state = sm.remove("state").filter(|v| !v.is_null());
                 s.tokens = tokens_of(&mut sm, "sample.")?;
+                (s.target_logprobs, s.baseline_logprobs) = logprobs_of(&mut sm, "sample.")?;
                 let mut from_messages = s.messages.as_ref().and_then(assistant_output);
                 if s.output_tools.is_none() {
                     s.output_tools = from_messages.as_mut().and_then(|o| o.tools.take());
@@ -645,6 +650,34 @@ fn tokens_of(m: &mut Map<String, Value>, at: &str) -> Result<Option<Tokens>, Row
     }
 }
 
+/// The trainer's own logprobs of a likelihood reward's targets: `target_logprobs` and
+/// `baseline_logprobs`, lists of finite logprobs (≤ 0), taken out of the row.
+type TrainerLogprobs = (Option<Vec<f64>>, Option<Vec<f64>>);
+
+fn logprobs_of(m: &mut Map<String, Value>, at: &str) -> Result<TrainerLogprobs, RowError> {
+    let mut one = |k: &str| -> Result<Option<Vec<f64>>, RowError> {
+        let Some(v) = m.remove(k).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let bad = || {
+            err(
+                "invalid_row",
+                format!("{at}{k} must be a list of logprobs (finite numbers ≤ 0)"),
+            )
+        };
+        let list = v.as_array().ok_or_else(bad)?;
+        list.iter()
+            .map(|x| {
+                x.as_f64()
+                    .filter(|x| x.is_finite() && *x <= 1e-9)
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    Ok((one("target_logprobs")?, one("baseline_logprobs")?))
+}
+
 /// A completion given as text or as chat messages (read by [`assistant_output`]).
 fn completion_text(v: &Value, field: &str) -> Result<Completion, RowError> {
     match v {
@@ -682,6 +715,31 @@ mod tests {
 
     fn map(line: Value) -> Result<Sample, RowError> {
         InputMapping::default().sample(line)
+    }
+
+    #[test]
+    fn trainer_logprobs_are_read_and_checked() {
+        let s = map(json!({"item": {}, "sample": {"output_text": "x", "target_logprobs": [-0.5, 0], "baseline_logprobs": null}})).unwrap();
+        assert_eq!(
+            (s.target_logprobs, s.baseline_logprobs),
+            (Some(vec![-0.5, 0.0]), None)
+        );
+        assert!(s.item.get("target_logprobs").is_none());
+        let s =
+            map(json!({"prompt": "p", "completion": "c", "baseline_logprobs": [-1.0]})).unwrap();
+        assert_eq!(s.baseline_logprobs, Some(vec![-1.0]));
+        assert!(s.item.get("baseline_logprobs").is_none());
+        for bad in [json!([0.5]), json!(["a"]), json!(-1.0)] {
+            let e =
+                map(json!({"item": {}, "sample": {"output_text": "x", "target_logprobs": bad}}))
+                    .unwrap_err();
+            assert_eq!(e.reason, "invalid_row");
+            assert!(
+                e.message.contains("sample.target_logprobs"),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]

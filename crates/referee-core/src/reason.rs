@@ -47,6 +47,8 @@ pub const REASONS: &[Reason] = &[
     r("prompt_not_found", "input", "An OpenRLHF query does not start with its prompt, so the response cannot be told from the prompt: pass the prompts the queries were generated from."),
     // item
     r("empty_reference", "item", "The reference or keyword list rendered empty, which every text would contain: fix the row's reference."),
+    r("reference_too_long", "item", "A reference has more units (sentences, lines, items) than the set mode's `max_units`: raise it, or shorten the reference."),
+    r("reference_leak", "item", "The policy's text in a likelihood context restates the reference (the spec says `leak: {action: error}`): the sample cannot be scored fairly."),
     r("unparseable_reference", "item", "The row's reference is not what the grader compares against (not a number, not an option label): fix the row or the `reference` template."),
     r("unparseable_gold", "item", "math_equiv cannot read the row's gold answer: fix the gold, or check the template points at it."),
     r("too_complex", "item", "math_equiv gave up on the row's gold: it is too large to compare exactly; simplify the gold."),
@@ -67,7 +69,7 @@ pub const REASONS: &[Reason] = &[
     r("non_finite", "spec", "A node or `calculate_output` computed NaN or an infinity (a division by zero, a log of 0): guard the formula, or give the node `on_error`."),
     r("zero_normaliser", "spec", "A normalised weighted_sum's applicable weights sum to zero: give weights that cannot cancel out."),
     r("invalid_variable", "spec", "A `multi` sub-grader did not apply, so `calculate_output` has no value for it: make the sub-grader always apply, or route around it."),
-    r("unsupported_metric", "spec", "text_similarity's `cosine` needs an embedding model, which Referee does not have: use another metric."),
+    r("likelihood_boundary", "spec", "The endpoint's tokens of context + target have no boundary where the context ends (one token holds both): end the context with a space or newline, or start the target with one."),
     r("missing_output_field", "spec", "A field read from the policy's output is missing where only the dataset can supply it (a json_schema `schema`, tool_call `expected`): point the template at the item. Elsewhere this scores 0."),
     r("output_not_json", "spec", "The policy's output is not JSON where the spec takes a dataset value from it: point the template at the item. Elsewhere this scores 0."),
     r("wrong_type", "spec", "A list or object was found where the spec takes a dataset value from the policy's output: point the template at the item. Elsewhere this scores 0."),

@@ -94,6 +94,8 @@ pub const JUDGED: &[&str] = &[
     "pairwise",
     "reference_judge",
     "step_judge",
+    "likelihood",
+    "embedding_similarity",
 ];
 
 pub const COMPONENTS: &[ComponentInfo] = &[
@@ -138,6 +140,20 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("judge/reward_model.rs"),
         schema: schema_of::<j::reward_model::RewardModelSpec>,
         compile: j::reward_model::compile,
+    },
+    ComponentInfo {
+        type_name: "likelihood",
+        group: "judge",
+        source: src!("judge/likelihood.rs"),
+        schema: schema_of::<j::likelihood::LikelihoodSpec>,
+        compile: j::likelihood::compile,
+    },
+    ComponentInfo {
+        type_name: "embedding_similarity",
+        group: "judge",
+        source: src!("judge/embedding_similarity.rs"),
+        schema: schema_of::<j::embedding_similarity::EmbeddingSimilaritySpec>,
+        compile: j::embedding_similarity::compile,
     },
     ComponentInfo {
         type_name: "prm",

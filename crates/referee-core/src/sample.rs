@@ -21,6 +21,11 @@ pub struct Sample {
     /// The completion's tokens (`completion_ids` or `token_offsets`), for the token spans of
     /// step rewards; never read by a grader.
     pub tokens: Option<crate::steps::tokens::Tokens>,
+    /// Logprobs the trainer already has of a likelihood reward's target (and of its baseline
+    /// context's target): `sample.target_logprobs`, `sample.baseline_logprobs`. A `likelihood`
+    /// grader uses them instead of calling an endpoint.
+    pub target_logprobs: Option<Vec<f64>>,
+    pub baseline_logprobs: Option<Vec<f64>>,
     /// `output_json` given explicitly in the input; otherwise parsed lazily from `output_text`.
     explicit_json: Option<Value>,
     parsed_json: OnceLock<Option<Value>>,

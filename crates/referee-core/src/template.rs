@@ -9,7 +9,8 @@
 //! without ids; one answer per call). `sample.state` is the
 //! environment's final state; `sample.transcript` the whole rollout as text for a judge (turns,
 //! calls and results under headers the policy cannot forge, truncated as
-//! `crate::trajectory::transcript` states).
+//! `crate::trajectory::transcript` states). `sample.reasoning` is the output's thinking section
+//! without the answer after it (a likelihood reward's context).
 //!
 //! Parsed at compile time into literal and variable parts, so an unknown namespace or sample
 //! field is a compile error and rendering never re-parses. Item fields are free-form, so a
@@ -30,6 +31,7 @@ pub const SAMPLE_FIELDS: &[&str] = &[
     "choices",
     "state",
     "transcript",
+    "reasoning",
 ];
 
 /// Why a template could not be rendered for a sample.
@@ -90,6 +92,9 @@ enum Root {
     State,
     /// The trajectory as text for a judge ([`crate::trajectory`]'s transcript).
     Transcript,
+    /// The output's reasoning section, without its answer
+    /// ([`crate::text::reasoning::reasoning_section`]).
+    Reasoning,
 }
 
 #[derive(Debug, Clone)]
@@ -315,6 +320,7 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
                 "choices" => Root::Choices,
                 "state" => Root::State,
                 "transcript" => Root::Transcript,
+                "reasoning" => Root::Reasoning,
                 other => {
                     return Err(bad(&format!(
                         "unknown sample field `{other}`; expected one of {}{}",
@@ -339,9 +345,9 @@ fn parse_var(expr: &str) -> Result<VarPath, String> {
             )));
         }
     }
-    if matches!(root, Root::OutputText | Root::Transcript) && !segs.is_empty() {
+    if matches!(root, Root::OutputText | Root::Transcript | Root::Reasoning) && !segs.is_empty() {
         return Err(bad(
-            "`sample.output_text` and `sample.transcript` are strings and have no fields",
+            "`sample.output_text`, `sample.reasoning` and `sample.transcript` are strings and have no fields",
         ));
     }
     Ok(VarPath {
@@ -357,6 +363,10 @@ impl VarPath {
             Root::Item => &s.item,
             Root::OutputText => return Ok(Cow::Owned(Value::String(s.output_text.clone()))),
             Root::Transcript => return Ok(Cow::Owned(Value::String(s.trajectory().transcript()))),
+            Root::Reasoning => {
+                let r = crate::text::reasoning::reasoning_section(&s.output_text);
+                return Ok(Cow::Owned(Value::String(r.to_string())));
+            }
             Root::OutputJson => s.output_json().ok_or_else(|| Miss {
                 policy: true,
                 reason: "output_not_json",
@@ -463,6 +473,11 @@ impl VarPath {
     fn render<'a>(&self, s: &'a Sample) -> Result<Cow<'a, str>, Miss> {
         if self.root == Root::OutputText {
             return Ok(Cow::Borrowed(&s.output_text));
+        }
+        if self.root == Root::Reasoning {
+            return Ok(Cow::Borrowed(crate::text::reasoning::reasoning_section(
+                &s.output_text,
+            )));
         }
         match self.resolve(s)? {
             Cow::Borrowed(Value::String(t)) => Ok(Cow::Borrowed(t)),

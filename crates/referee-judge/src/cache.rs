@@ -70,6 +70,28 @@ pub fn steps_key(base_url: &str, model: &str, call: &referee_core::judge::StepCa
     hex(&Sha256::digest(canon.to_string().as_bytes()))
 }
 
+/// The content address of a batched call of another kind (`embed`, `prompt`): the endpoint,
+/// model, every request parameter and the text.
+pub fn value_key(
+    kind: &str,
+    base_url: &str,
+    model: &str,
+    params: &serde_json::Value,
+    text: &str,
+) -> String {
+    let canon = serde_json::json!({
+        "v": 1, "kind": kind, "url": base_url, "model": model, "params": params, "text": text,
+    });
+    hex(&Sha256::digest(canon.to_string().as_bytes()))
+}
+
+/// A stored value of a batched call, and when.
+#[derive(Debug, Serialize, Deserialize)]
+struct ValueEntry<T> {
+    value: T,
+    at: u64,
+}
+
 fn hex(digest: &[u8]) -> String {
     digest.iter().fold(String::with_capacity(64), |mut s, b| {
         use std::fmt::Write as _;
@@ -226,6 +248,24 @@ impl Cache {
             at: now(),
         };
         if let Ok(b) = serde_json::to_vec(&e) {
+            self.put_bytes(key, b).await;
+        }
+    }
+
+    /// A stored value of a batched call ([`value_key`]).
+    pub async fn get_value<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let e: ValueEntry<T> = serde_json::from_slice(&self.get_bytes(key).await?).ok()?;
+        if self
+            .ttl_s
+            .is_some_and(|ttl| now().saturating_sub(e.at) > ttl)
+        {
+            return None;
+        }
+        Some(e.value)
+    }
+
+    pub async fn put_value<T: Serialize>(&self, key: &str, value: &T) {
+        if let Ok(b) = serde_json::to_vec(&ValueEntry { value, at: now() }) {
             self.put_bytes(key, b).await;
         }
     }

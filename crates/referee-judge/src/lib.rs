@@ -27,9 +27,12 @@
 
 #![forbid(unsafe_code)]
 
+mod batched;
 mod cache;
 mod client;
+mod embed;
 mod pool;
+mod prompt;
 mod steps;
 
 pub use client::{ChatReply, ChatRequest, Client, JudgeError, Message, Usage};

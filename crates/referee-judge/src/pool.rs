@@ -1,12 +1,16 @@
 //! Named endpoints behind the core's `Judge` trait, with the cache in front of them.
 
+use crate::batched::{self, Batched, Kind};
 use crate::cache::{self, Cache};
 use crate::client::{ChatRequest, Client, Message};
+use crate::embed::Embed;
+use crate::prompt::Prompt;
 use crate::steps;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use referee_core::judge::{
-    CacheConfig, EndpointConfig, Judge, JudgeCall, JudgeConnect, JudgeFailure, JudgeReply,
-    RewardApi, RewardCall, RewardReply, StepApi, StepCall, StepReply,
+    CacheConfig, EmbedCall, EmbedReply, EndpointConfig, Judge, JudgeCall, JudgeConnect,
+    JudgeFailure, JudgeReply, PromptCall, PromptLogprobApi, PromptReply, RewardApi, RewardCall,
+    RewardReply, StepApi, StepCall, StepReply,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +24,10 @@ type PendingSteps = Shared<BoxFuture<'static, Result<StepReply, JudgeFailure>>>;
 
 /// The cache and the calls in flight, by content address.
 struct Front {
-    cache: Cache,
+    cache: Arc<Cache>,
+    /// Embeddings and prompt logprobs: cached, shared in flight and batched by one path.
+    embeds: Arc<Batched<Embed>>,
+    prompts: Arc<Batched<Prompt>>,
     /// An identical call already on its way: later callers wait for its reply instead of
     /// calling again (GRPO groups repeat completions, early training repeats degenerate ones).
     inflight: Mutex<HashMap<String, Pending>>,
@@ -99,7 +106,9 @@ impl Pool {
         Ok(Pool {
             clients,
             front: Arc::new(Front {
-                cache,
+                cache: Arc::new(cache),
+                embeds: Arc::default(),
+                prompts: Arc::default(),
                 inflight: Mutex::default(),
                 batchers: Mutex::default(),
                 steps_inflight: Mutex::default(),
@@ -237,6 +246,58 @@ impl Judge for Pool {
         self.steps_of(endpoint, call, deadline)
     }
 
+    fn embed(
+        &self,
+        endpoint: &str,
+        call: EmbedCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<EmbedReply, JudgeFailure>> {
+        let f = self.batched(
+            endpoint,
+            |f| f.embeds.clone(),
+            json!({}),
+            call.text,
+            deadline,
+        );
+        Box::pin(async move {
+            let (r, cached) = f.await;
+            r.map(|(vector, latency_ms, batch_size)| EmbedReply {
+                vector: vector.as_slice().into(),
+                latency_ms,
+                batch_size,
+                cached,
+            })
+        })
+    }
+
+    fn prompt_logprobs(
+        &self,
+        endpoint: &str,
+        call: PromptCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<PromptReply, JudgeFailure>> {
+        let api = match call.api {
+            PromptLogprobApi::Echo => "echo",
+            PromptLogprobApi::PromptLogprobs => "prompt_logprobs",
+        };
+        let f = self.batched(
+            endpoint,
+            |f| f.prompts.clone(),
+            json!({"api": api}),
+            call.text,
+            deadline,
+        );
+        Box::pin(async move {
+            let (r, cached) = f.await;
+            r.map(|(tokens, latency_ms, batch_size)| PromptReply {
+                tokens,
+                latency_ms,
+                batch_size,
+                cached,
+            })
+        })
+    }
+
     fn reward(
         &self,
         endpoint: &str,
@@ -323,6 +384,45 @@ impl Judge for Pool {
 }
 
 impl Pool {
+    /// One text of a batched kind, on the pool's runtime.
+    fn batched<K: Kind>(
+        &self,
+        endpoint: &str,
+        which: fn(&Front) -> Arc<Batched<K>>,
+        params: Value,
+        text: String,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, (batched::Answer<K::Out>, bool)> {
+        let Some(client) = self.clients.get(endpoint).cloned() else {
+            let failure = JudgeFailure {
+                reason: "judge_config".into(),
+                message: format!("no endpoint `{endpoint}`"),
+            };
+            return Box::pin(async move { (Err(failure), false) });
+        };
+        let (b, c) = (which(&self.front), self.front.cache.clone());
+        let handle = self.rt().spawn(batched::call(
+            b,
+            c,
+            client,
+            endpoint.to_string(),
+            params,
+            text,
+            deadline,
+        ));
+        Box::pin(async move {
+            handle.await.unwrap_or_else(|e| {
+                (
+                    Err(JudgeFailure {
+                        reason: "judge_connection".into(),
+                        message: format!("the judge task failed: {e}"),
+                    }),
+                    false,
+                )
+            })
+        })
+    }
+
     /// A process-reward-model text: from the cache, from an identical text in flight, or sent
     /// in the endpoint's next batch.
     fn steps_of(

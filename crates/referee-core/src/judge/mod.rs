@@ -129,6 +129,68 @@ pub struct StepReply {
     pub cached: bool,
 }
 
+/// One text to embed (`POST /v1/embeddings`); implementations batch concurrent calls into one
+/// request and cache vectors by content.
+#[derive(Debug, Clone)]
+pub struct EmbedCall {
+    /// Never empty: servers reject an empty input (llama-server fails the whole batch), so
+    /// graders decide what an empty text scores before calling.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EmbedReply {
+    pub vector: std::sync::Arc<[f32]>,
+    /// The batch request's latency.
+    pub latency_ms: f64,
+    /// How many texts went in the same request.
+    pub batch_size: usize,
+    pub cached: bool,
+}
+
+/// How a completions endpoint is asked for the logprobs of a prompt's own tokens.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptLogprobApi {
+    /// `echo: true, logprobs: 0, max_tokens: 0` (vLLM's echo without generation, OpenAI's
+    /// legacy completions): `choices[i].logprobs.{tokens, token_logprobs, text_offset}`.
+    #[default]
+    Echo,
+    /// vLLM's `prompt_logprobs: 0` (`choices[i].prompt_logprobs`, one `{id: {logprob,
+    /// decoded_token}}` per prompt token).
+    PromptLogprobs,
+}
+
+/// One text whose tokens' logprobs are wanted, as the endpoint tokenises it.
+#[derive(Debug, Clone)]
+pub struct PromptCall {
+    pub api: PromptLogprobApi,
+    pub text: String,
+}
+
+/// The endpoint's tokens of the text with their logprobs. Token strings are as the server
+/// decoded them, one by one (so they may not spell the text: a SentencePiece token loses its
+/// leading space, half a UTF-8 character shows as U+FFFD); `offsets` are the server's
+/// `text_offset` where it sends them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PromptTokens {
+    pub tokens: Vec<String>,
+    /// `None` where the server gives none (the first token).
+    pub logprobs: Vec<Option<f64>>,
+    #[serde(default)]
+    pub offsets: Option<Vec<usize>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PromptReply {
+    pub tokens: std::sync::Arc<PromptTokens>,
+    pub latency_ms: f64,
+    pub batch_size: usize,
+    pub cached: bool,
+}
+
 pub trait Judge: Send + Sync {
     /// One call to the named endpoint, finished by `deadline` at the latest. The future runs on
     /// any executor (the implementation drives its own I/O).
@@ -150,13 +212,7 @@ pub trait Judge: Send + Sync {
         deadline: Option<Instant>,
     ) -> BoxFuture<'static, Result<RewardReply, JudgeFailure>> {
         let _ = (call, deadline);
-        let message = format!("endpoint `{endpoint}`: this judge serves no reward models");
-        Box::pin(async move {
-            Err(JudgeFailure {
-                reason: "judge_config".into(),
-                message,
-            })
-        })
+        unserved(endpoint, "reward models")
     }
 
     /// One score per step tag of a text from a process-reward-model endpoint.
@@ -167,14 +223,43 @@ pub trait Judge: Send + Sync {
         deadline: Option<Instant>,
     ) -> BoxFuture<'static, Result<StepReply, JudgeFailure>> {
         let _ = (call, deadline);
-        let message = format!("endpoint `{endpoint}`: this judge serves no process reward models");
-        Box::pin(async move {
-            Err(JudgeFailure {
-                reason: "judge_config".into(),
-                message,
-            })
-        })
+        unserved(endpoint, "process reward models")
     }
+
+    /// The embedding of one text from an embeddings endpoint.
+    fn embed(
+        &self,
+        endpoint: &str,
+        call: EmbedCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<EmbedReply, JudgeFailure>> {
+        let _ = (call, deadline);
+        unserved(endpoint, "embeddings")
+    }
+
+    /// The logprobs of a text's own tokens from a completions endpoint.
+    fn prompt_logprobs(
+        &self,
+        endpoint: &str,
+        call: PromptCall,
+        deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<PromptReply, JudgeFailure>> {
+        let _ = (call, deadline);
+        unserved(endpoint, "prompt logprobs")
+    }
+}
+
+fn unserved<T: Send + 'static>(
+    endpoint: &str,
+    what: &str,
+) -> BoxFuture<'static, Result<T, JudgeFailure>> {
+    let message = format!("endpoint `{endpoint}`: this judge serves no {what}");
+    Box::pin(async move {
+        Err(JudgeFailure {
+            reason: "judge_config".into(),
+            message,
+        })
+    })
 }
 
 /// What judging one sample cost. `judge_calls` are calls that reached a server (failed ones
@@ -192,20 +277,28 @@ pub struct Usage {
 
 impl Usage {
     pub fn reward(&mut self, r: &RewardReply) {
-        if r.cached {
-            self.cache_hits += 1;
-        } else {
-            self.judge_calls += 1;
-            self.judge_ms += r.latency_ms;
-        }
+        self.batched(r.cached, r.latency_ms);
     }
 
     pub fn steps(&mut self, r: &StepReply) {
-        if r.cached {
+        self.batched(r.cached, r.latency_ms);
+    }
+
+    pub fn embedding(&mut self, r: &EmbedReply) {
+        self.batched(r.cached, r.latency_ms);
+    }
+
+    pub fn prompt(&mut self, r: &PromptReply) {
+        self.batched(r.cached, r.latency_ms);
+    }
+
+    /// A reply to a call that went in a batch request: each call counts as one.
+    fn batched(&mut self, cached: bool, latency_ms: f64) {
+        if cached {
             self.cache_hits += 1;
         } else {
             self.judge_calls += 1;
-            self.judge_ms += r.latency_ms;
+            self.judge_ms += latency_ms;
         }
     }
 

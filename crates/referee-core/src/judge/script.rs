@@ -13,9 +13,20 @@
 //! the whole text; else one score per occurrence of the step tag *in the text sent* (so a tag
 //! the policy smuggled in shows as an extra score), each the `step` of the first rule whose
 //! `when` is in the text before that tag (since the previous one).
+//!
+//! Embedding calls get a bag-of-words vector (lower-cased words hashed into 64 dimensions, unit
+//! length), so texts sharing words are close; an empty text is refused as llama-server refuses
+//! it; a `fail` rule whose `when` is in the text fails the call.
+//!
+//! Prompt-logprob calls get the text cut into tokens of leading whitespace plus a word; the
+//! first token has no logprob, each other the `logprob` of the first rule with one whose `when`
+//! is in the text before the token (default -1). A rule `{when, spell: false}` makes the tokens
+//! come back without their leading whitespace, as a SentencePiece server decodes them one by
+//! one (they no longer spell the text).
 
 use super::{
-    Judge, JudgeCall, JudgeFailure, JudgeReply, RewardCall, RewardReply, StepCall, StepReply,
+    EmbedCall, EmbedReply, Judge, JudgeCall, JudgeFailure, JudgeReply, PromptCall, PromptReply,
+    PromptTokens, RewardCall, RewardReply, StepCall, StepReply,
 };
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -30,6 +41,8 @@ struct Rule {
     reward: Option<f64>,
     steps: Option<Vec<f64>>,
     step: Option<f64>,
+    logprob: Option<f64>,
+    spell: Option<bool>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -88,6 +101,8 @@ impl ScriptJudge {
                     ),
                 },
                 step: r.get("step").and_then(Value::as_f64),
+                logprob: r.get("logprob").and_then(Value::as_f64),
+                spell: r.get("spell").and_then(Value::as_bool),
             });
         }
         Ok(out)
@@ -246,4 +261,136 @@ impl Judge for ScriptJudge {
         ));
         Box::pin(async move { out })
     }
+
+    fn embed(
+        &self,
+        endpoint: &str,
+        call: EmbedCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<EmbedReply, JudgeFailure>> {
+        let failed = self.failing(endpoint, &call.text);
+        let out = match failed {
+            Some(f) => Err(f),
+            None if call.text.is_empty() => Err(JudgeFailure {
+                reason: "judge_http_4xx".into(),
+                message: "HTTP 400: the input is empty".into(),
+            }),
+            None => Ok(EmbedReply {
+                vector: bag_of_words(&call.text).into(),
+                latency_ms: 1.0,
+                batch_size: 1,
+                cached: false,
+            }),
+        };
+        self.log(endpoint, "embed", call.text);
+        Box::pin(async move { out })
+    }
+
+    fn prompt_logprobs(
+        &self,
+        endpoint: &str,
+        call: PromptCall,
+        _deadline: Option<Instant>,
+    ) -> BoxFuture<'static, Result<PromptReply, JudgeFailure>> {
+        let out = match self.failing(endpoint, &call.text) {
+            Some(f) => Err(f),
+            None => Ok(PromptReply {
+                tokens: self.tokens(endpoint, &call.text).into(),
+                latency_ms: 1.0,
+                batch_size: 1,
+                cached: false,
+            }),
+        };
+        self.log(endpoint, "prompt", call.text);
+        Box::pin(async move { out })
+    }
+}
+
+impl ScriptJudge {
+    fn applies(r: &Rule, endpoint: &str, text: &str) -> bool {
+        r.when.as_ref().is_none_or(|w| text.contains(w.as_str()))
+            && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+    }
+
+    /// The failure of the first `fail` rule that applies to the text.
+    fn failing(&self, endpoint: &str, text: &str) -> Option<JudgeFailure> {
+        self.rules
+            .iter()
+            .find(|r| r.reply.is_err() && Self::applies(r, endpoint, text))
+            .and_then(|r| r.reply.clone().err())
+    }
+
+    fn log(&self, endpoint: &str, kind: &str, text: String) {
+        self.calls.lock().expect("script lock").push((
+            endpoint.to_string(),
+            JudgeCall {
+                messages: vec![(kind.into(), text)],
+                ..JudgeCall::default()
+            },
+        ));
+    }
+
+    /// See the module docs.
+    fn tokens(&self, endpoint: &str, text: &str) -> PromptTokens {
+        let spell = !self
+            .rules
+            .iter()
+            .any(|r| r.spell == Some(false) && Self::applies(r, endpoint, text));
+        // A token is the whitespace before a word plus the word: cut where whitespace follows
+        // a non-space.
+        let mut cuts: Vec<usize> = vec![0];
+        let mut prev_word = false;
+        for (i, c) in text.char_indices() {
+            if c.is_whitespace() && prev_word {
+                cuts.push(i);
+            }
+            prev_word = !c.is_whitespace();
+        }
+        let mut out = PromptTokens::default();
+        let mut offset = 0;
+        for (k, &a) in cuts.iter().enumerate() {
+            let b = cuts.get(k + 1).copied().unwrap_or(text.len());
+            let tok = if spell {
+                &text[a..b]
+            } else {
+                text[a..b].trim_start()
+            };
+            let lp = (k > 0).then(|| {
+                self.rules
+                    .iter()
+                    .find(|r| r.logprob.is_some() && Self::applies(r, endpoint, &text[..a]))
+                    .and_then(|r| r.logprob)
+                    .unwrap_or(-1.0)
+            });
+            out.tokens.push(tok.to_string());
+            out.logprobs.push(lp);
+            out.offsets.get_or_insert_with(Vec::new).push(offset);
+            offset += tok.chars().count();
+        }
+        out
+    }
+}
+
+/// Lower-cased words hashed into 64 dimensions, at unit length (all zeros without words).
+fn bag_of_words(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; 64];
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = w
+            .to_lowercase()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+        v[(h % 64) as usize] += 1.0;
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        for x in &mut v {
+            *x /= n;
+        }
+    }
+    v
 }

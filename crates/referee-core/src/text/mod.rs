@@ -28,10 +28,12 @@ mod bleu;
 pub mod fold;
 mod fuzzy;
 mod lcs;
+pub mod matching;
 mod meteor;
 mod occurrences;
 mod porter;
 pub mod reasoning;
+pub mod restate;
 mod rouge;
 pub mod tokenize;
 

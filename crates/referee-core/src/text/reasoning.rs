@@ -80,6 +80,32 @@ pub fn strip_reasoning(text: &str) -> Answer<'_> {
     }
 }
 
+/// The reasoning section itself, tags removed: what a likelihood reward keeps of the output
+/// when the answer must not be read. From the first opening tag (or the start, when a chat
+/// template opened it in the prompt) to the last closing tag; reasoning never closed runs to
+/// the end; an output without tags has none ("").
+pub fn reasoning_section(text: &str) -> &str {
+    let close = CLOSE.iter().filter_map(|t| text.rfind(t)).max();
+    let open_in = |hay: &str| {
+        OPEN.iter()
+            .filter_map(|t| hay.find(t).map(|i| (i, t.len())))
+            .min()
+    };
+    match close {
+        Some(end) => {
+            let head = &text[..end];
+            match open_in(head) {
+                Some((i, n)) => &head[i + n..],
+                None => head,
+            }
+        }
+        None => match open_in(text) {
+            Some((i, n)) => &text[i + n..],
+            None => "",
+        },
+    }
+}
+
 /// `<answer>…</answer>` wrappers removed (open-instruct removes the tags, keeping what they hold).
 pub fn unwrap_answer_tags(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains("<answer>") || text.contains("</answer>") {
@@ -95,6 +121,21 @@ mod tests {
 
     fn ans(t: &str) -> &str {
         strip_reasoning(t).text
+    }
+
+    #[test]
+    fn the_reasoning_section_is_what_the_answer_is_not() {
+        assert_eq!(reasoning_section("<think>a</think>b"), "a");
+        assert_eq!(
+            reasoning_section("opened in the prompt a</think>b"),
+            "opened in the prompt a"
+        );
+        assert_eq!(
+            reasoning_section("<think>a</think>b<think>c</think>d"),
+            "a</think>b<think>c"
+        );
+        assert_eq!(reasoning_section("x<think>cut off"), "cut off");
+        assert_eq!(reasoning_section("no tags"), "");
     }
 
     #[test]

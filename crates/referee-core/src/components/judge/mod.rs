@@ -28,6 +28,8 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod embedding_similarity;
+pub mod likelihood;
 pub mod pairwise;
 pub mod prm;
 pub mod reference_judge;

@@ -1,12 +1,16 @@
 //! # text_similarity
 //! *What it scores:* OpenAI's text similarity, accepted verbatim: how close the input is to the
 //! reference by `evaluation_metric`: `fuzzy_match`, `bleu`, `gleu`, `meteor`, `rouge_1` …
-//! `rouge_5`, `rouge_l`. `cosine` needs an embedding model, which Referee does not ship yet: it
-//! is a compile error, not a silent 0.
+//! `rouge_5`, `rouge_l`, or `cosine`: the cosine of the two texts' embeddings from an
+//! embeddings endpoint (`/v1/embeddings`; OpenAI uses `text-embedding-3-large`), the endpoint
+//! being the spec's only or `default` judge (`--judge URL --judge-model NAME` for a grader file
+//! as OpenAI writes it), or the one named by `judge` (Referee's extension). `cosine` works as
+//! `embedding_similarity` with one reference: vectors cached and batched, an empty input
+//! scores 0 without a call.
 //!
 //! *Spec:* `input` (template, default `{{sample.output_text}}`), `reference` (template),
 //! `evaluation_metric`, `pass_threshold` (optional: the trace says whether it passed; the value
-//! is the similarity itself, as in OpenAI's RFT).
+//! is the similarity itself, as in OpenAI's RFT), `judge` (`cosine` only).
 //!
 //! *Example:*
 //! ```yaml
@@ -44,6 +48,9 @@ pub struct TextSimilaritySpec {
     /// Pass/fail line shown in the trace.
     #[serde(default)]
     pub pass_threshold: Option<f64>,
+    /// `cosine`: the embeddings endpoint by name (default: the spec's only or `default` one).
+    #[serde(default)]
+    pub judge: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
@@ -79,12 +86,19 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     let spec: TextSimilaritySpec = cx.spec(v, at)?;
     let input = cx.input(spec.input.as_deref(), at);
     let reference = cx.template(&spec.reference, at, "reference");
-    if spec.metric_is_cosine() {
-        cx.err(
-            at,
-            Some("evaluation_metric"),
-            "`cosine` needs an embedding model, which Referee does not provide yet; use rouge_l, bleu or fuzzy_match",
+    if spec.evaluation_metric == Metric::Cosine {
+        let judge = cx.judge(at, spec.judge.as_deref(), None);
+        return Some(
+            crate::components::judge::embedding_similarity::cosine_grader(
+                judge?,
+                input?,
+                reference?,
+                spec.pass_threshold,
+            ),
         );
+    }
+    if spec.judge.is_some() {
+        cx.err(at, Some("judge"), "only `cosine` calls an endpoint");
         return None;
     }
     Some(sync(TextSimilarity {
@@ -93,12 +107,6 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         metric: spec.evaluation_metric,
         pass_threshold: spec.pass_threshold,
     }))
-}
-
-impl TextSimilaritySpec {
-    fn metric_is_cosine(&self) -> bool {
-        self.evaluation_metric == Metric::Cosine
-    }
 }
 
 impl SyncComponent for TextSimilarity {
@@ -119,9 +127,7 @@ impl SyncComponent for TextSimilarity {
             Metric::Rouge4 => text::rouge_n(a, b, 4),
             Metric::Rouge5 => text::rouge_n(a, b, 5),
             Metric::RougeL => text::rouge_l(a, b),
-            Metric::Cosine => {
-                return Outcome::error("unsupported_metric", "cosine needs an embedding model")
-            }
+            Metric::Cosine => unreachable!("cosine compiles to an embedding grader"),
         };
         cx.note(|| match self.pass_threshold {
             Some(t) => format!(
