@@ -2,7 +2,7 @@
 """A real local OpenAI-compatible judge server (llama.cpp's llama-server) for Referee's tests.
 
     python3 scripts/judge_server.py ensure [--smol]
-    python3 scripts/judge_server.py start --model tiny|smol [--port 0] [--alias judge]
+    python3 scripts/judge_server.py start --model tiny|smol [--port 0] [--alias judge] [--embedding]
     python3 scripts/judge_server.py stop --pid PID
     python3 scripts/judge_server.py selftest
 
@@ -427,7 +427,7 @@ def listens(pid: int, port: int) -> bool:
     return False
 
 
-def start(model: str, port: int, alias: str) -> dict:
+def start(model: str, port: int, alias: str, embedding: bool = False) -> dict:
     server = ensure_server()
     path = ensure_tiny() if model == "tiny" else ensure_smol()
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -438,6 +438,8 @@ def start(model: str, port: int, alias: str) -> dict:
         p = port or free_port()
         logpath = LOGS / f"llama-server-{p}.log"
         cmd = [str(server), "-m", str(path), "--host", "127.0.0.1", "--port", str(p), "-a", alias, *SERVER_FLAGS]
+        if embedding:  # /v1/embeddings, mean-pooled (llama-server then serves embeddings only)
+            cmd += ["--embedding", "--pooling", "mean"]
         with open(logpath, "w") as lf:
             lf.write("$ " + " ".join(cmd) + "\n")
             lf.flush()
@@ -629,6 +631,7 @@ def main(argv: list[str]) -> int:
     s.add_argument("--model", choices=["tiny", "smol"], required=True)
     s.add_argument("--port", type=int, default=0, help="0 picks a free port")
     s.add_argument("--alias", default="judge", help="the model name the server answers to")
+    s.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling)")
     k = sub.add_parser("stop", help="stop a server started by `start`")
     k.add_argument("--pid", type=int, required=True)
     st = sub.add_parser("selftest", help="ensure tiny, start, call every endpoint, stop, print timings")
@@ -644,7 +647,7 @@ def main(argv: list[str]) -> int:
             for name, path in ensure(a.smol).items():
                 print(f"{name}\t{path}")
         elif a.cmd == "start":
-            print(json.dumps(start(a.model, a.port, a.alias)), flush=True)
+            print(json.dumps(start(a.model, a.port, a.alias, a.embedding)), flush=True)
         elif a.cmd == "stop":
             if not stop(a.pid):
                 log(f"pid {a.pid} was not running")

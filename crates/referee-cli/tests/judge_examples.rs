@@ -24,9 +24,14 @@ impl Drop for Server {
 }
 
 fn server() -> Server {
+    server_with("tiny", &[])
+}
+
+fn server_with(model: &str, flags: &[&str]) -> Server {
     let out = std::process::Command::new("python3")
         .arg(root().join("scripts/judge_server.py"))
-        .args(["start", "--model", "tiny"])
+        .args(["start", "--model", model])
+        .args(flags)
         .output()
         .unwrap();
     assert!(
@@ -127,4 +132,57 @@ fn the_step_judge_example_runs_against_a_real_server() {
     {
         assert!(!r["step_rewards"].as_array().unwrap().is_empty(), "{r}");
     }
+}
+
+/// OpenAI's `text_similarity` with `cosine`, the grader file unchanged, and the set-to-set
+/// findings spec, through the CLI against llama-server's `/v1/embeddings` (SmolLM2, mean
+/// pooling). Real embeddings have no fixed scale, so the checks are on order and structure.
+#[test]
+fn the_similarity_examples_run_against_real_embeddings() {
+    let s = server_with("smol", &["--embedding"]);
+    let run = |spec: &str| -> Vec<Value> {
+        let out = Command::cargo_bin("referee")
+            .unwrap()
+            .current_dir(root())
+            .args(["score", spec, "examples/similarity/rows.jsonl", "--explain"])
+            .args([
+                "--judge",
+                s.0["base_url"].as_str().unwrap(),
+                "--judge-model",
+                "judge",
+            ])
+            .args(["--judge-cache", "off"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let reward = |rows: &[Value], id: &str| -> f64 {
+        let r = rows.iter().find(|r| r["id"] == id).unwrap();
+        assert_eq!(r["status"], "ok", "{r}");
+        r["reward"].as_f64().unwrap()
+    };
+    let cos = run("examples/similarity/grader.json");
+    assert!((reward(&cos, "same") - 1.0).abs() < 1e-4, "{cos:?}");
+    assert!(reward(&cos, "close") > reward(&cos, "unrelated"), "{cos:?}");
+    assert_eq!(reward(&cos, "empty"), 0.0);
+    let empty = cos.iter().find(|r| r["id"] == "empty").unwrap();
+    assert_eq!(empty["usage"]["judge_calls"], 0, "{empty}");
+    let set = run("examples/similarity/findings.yaml");
+    assert!((reward(&set, "same") - 1.0).abs() < 1e-9, "{set:?}");
+    // One finding repeated three times is one unit: precision 1, recall 1/2.
+    assert!(
+        (reward(&set, "repeated") - 2.0 / 3.0).abs() < 1e-9,
+        "{set:?}"
+    );
+    // Both findings plus two unrelated sentences: precision 1/2, recall 1.
+    assert!((reward(&set, "padded") - 2.0 / 3.0).abs() < 1e-9, "{set:?}");
+    assert!(reward(&set, "unrelated") < reward(&set, "same"));
 }

@@ -23,9 +23,15 @@ pub struct LlamaServer {
 
 impl LlamaServer {
     pub fn start(model: &str) -> LlamaServer {
+        LlamaServer::start_with(model, &[])
+    }
+
+    /// With more `judge_server.py start` flags (`--embedding`).
+    pub fn start_with(model: &str, flags: &[&str]) -> LlamaServer {
         let out = Command::new("python3")
             .arg(scripts().join("judge_server.py"))
             .args(["start", "--model", model])
+            .args(flags)
             .output()
             .expect("python3 runs");
         assert!(
