@@ -4,7 +4,7 @@
 //! from an OpenAI-compatible `/v1/completions` endpoint that returns prompt logprobs: RLPR's
 //! mean token probability, VeriFree/JEPO/NOVER's log-likelihood, SAR/InfoMem's gain over a
 //! baseline context. The endpoint is usually the policy itself, at its current weights (the
-//! trainer's rollout server).
+//! trainer's rollout server, where it serves `/v1/completions`; the README says which do).
 //!
 //! *Spec:*
 //! - `judge`: the completions endpoint by name in `judges:` (`max_batch`, `batch_wait_ms` shape
