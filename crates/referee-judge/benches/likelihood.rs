@@ -325,7 +325,10 @@ grader:
                 "{:?}",
                 results[0]
             );
-            let hits: u64 = results.iter().filter_map(|r| r.usage.map(|u| u.cache_hits)).sum();
+            let hits: u64 = results
+                .iter()
+                .filter_map(|r| r.usage.map(|u| u.cache_hits))
+                .sum();
             rows.push(json!({
                 "mode": if runs == 2 { format!("{mode} {}", if run == 0 { "cold" } else { "warm" }) } else { mode.to_string() },
                 "rollouts": batch.len(), "calls": 2 * batch.len(),
