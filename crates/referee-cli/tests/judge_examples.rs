@@ -44,22 +44,21 @@ fn server_with(model: &str, flags: &[&str]) -> Server {
 }
 
 fn score(example: &str, s: &Server) -> Vec<Value> {
+    run(
+        &format!("examples/{example}/spec.yaml"),
+        &format!("examples/{example}/rollouts.jsonl"),
+        s,
+    )
+}
+
+/// `referee score SPEC ROWS` against the server, no cache; the results.
+fn run(spec: &str, rows: &str, s: &Server) -> Vec<Value> {
     let out = Command::cargo_bin("referee")
         .unwrap()
         .current_dir(root())
-        .args([
-            "score",
-            &format!("examples/{example}/spec.yaml"),
-            &format!("examples/{example}/rollouts.jsonl"),
-        ])
-        .args([
-            "--judge",
-            s.0["base_url"].as_str().unwrap(),
-            "--judge-model",
-            "judge",
-            "--judge-cache",
-            "off",
-        ])
+        .args(["score", spec, rows])
+        .args(["--judge", s.0["base_url"].as_str().unwrap()])
+        .args(["--judge-model", "judge", "--judge-cache", "off"])
         .output()
         .unwrap();
     assert!(
@@ -140,42 +139,19 @@ fn the_step_judge_example_runs_against_a_real_server() {
 #[test]
 fn the_similarity_examples_run_against_real_embeddings() {
     let s = server_with("smol", &["--embedding"]);
-    let run = |spec: &str| -> Vec<Value> {
-        let out = Command::cargo_bin("referee")
-            .unwrap()
-            .current_dir(root())
-            .args(["score", spec, "examples/similarity/rows.jsonl", "--explain"])
-            .args([
-                "--judge",
-                s.0["base_url"].as_str().unwrap(),
-                "--judge-model",
-                "judge",
-            ])
-            .args(["--judge-cache", "off"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
+    let rows = "examples/similarity/rows.jsonl";
     let reward = |rows: &[Value], id: &str| -> f64 {
         let r = rows.iter().find(|r| r["id"] == id).unwrap();
         assert_eq!(r["status"], "ok", "{r}");
         r["reward"].as_f64().unwrap()
     };
-    let cos = run("examples/similarity/grader.json");
+    let cos = run("examples/similarity/grader.json", rows, &s);
     assert!((reward(&cos, "same") - 1.0).abs() < 1e-4, "{cos:?}");
     assert!(reward(&cos, "close") > reward(&cos, "unrelated"), "{cos:?}");
     assert_eq!(reward(&cos, "empty"), 0.0);
     let empty = cos.iter().find(|r| r["id"] == "empty").unwrap();
     assert_eq!(empty["usage"]["judge_calls"], 0, "{empty}");
-    let set = run("examples/similarity/findings.yaml");
+    let set = run("examples/similarity/findings.yaml", rows, &s);
     assert!((reward(&set, "same") - 1.0).abs() < 1e-9, "{set:?}");
     // One finding repeated three times is one unit: precision 1, recall 1/2.
     assert!(

@@ -177,3 +177,32 @@ async fn worker<K: Kind>(
         });
     }
 }
+
+/// One result per text from a reply's list (`data`, `choices`) whose entries say their text by
+/// `index` (else by position): a list of the wrong length, an index out of range or a text left
+/// without an entry fails the request; `read` decides each entry.
+pub(crate) fn by_index<T>(
+    items: &[Value],
+    n: usize,
+    what: &str,
+    read: impl Fn(&Value) -> Result<T, String>,
+) -> Result<Vec<Result<T, String>>, String> {
+    if items.len() != n {
+        return Err(format!("{} {what}s for {n} texts", items.len()));
+    }
+    let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
+    for (i, d) in items.iter().enumerate() {
+        let at = d
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(i, |x| x as usize);
+        let slot = out
+            .get_mut(at)
+            .ok_or_else(|| format!("{what} index {at} for {n} texts"))?;
+        *slot = Some(read(d));
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, o)| o.ok_or_else(|| format!("no {what} for text {i}")))
+        .collect()
+}

@@ -46,24 +46,7 @@ pub(crate) fn vectors(body: &[u8], n: usize) -> Result<Vec<Result<Vec<f32>, Stri
         .get("data")
         .and_then(Value::as_array)
         .ok_or("the reply has no `data` list")?;
-    if data.len() != n {
-        return Err(format!("{} embeddings for {n} texts", data.len()));
-    }
-    let mut out: Vec<Option<Result<Vec<f32>, String>>> = vec![None; n];
-    for (i, d) in data.iter().enumerate() {
-        let at = d
-            .get("index")
-            .and_then(Value::as_u64)
-            .map_or(i, |x| x as usize);
-        let slot = out
-            .get_mut(at)
-            .ok_or_else(|| format!("embedding index {at} for {n} texts"))?;
-        *slot = Some(vector(d.get("embedding")));
-    }
-    out.into_iter()
-        .enumerate()
-        .map(|(i, o)| o.ok_or_else(|| format!("no embedding for text {i}")))
-        .collect()
+    crate::batched::by_index(data, n, "embedding", |d| vector(d.get("embedding")))
 }
 
 fn vector(v: Option<&Value>) -> Result<Vec<f32>, String> {

@@ -63,24 +63,13 @@ pub(crate) fn read(
         .get("choices")
         .and_then(Value::as_array)
         .ok_or("the reply has no `choices` list")?;
-    if choices.len() != n {
-        return Err(format!("{} choices for {n} prompts", choices.len()));
-    }
-    let mut out: Vec<Option<Result<PromptTokens, String>>> = vec![None; n];
-    for (i, c) in choices.iter().enumerate() {
-        let at = c
-            .get("index")
-            .and_then(Value::as_u64)
-            .map_or(i, |x| x as usize);
-        let slot = out
-            .get_mut(at)
-            .ok_or_else(|| format!("choice index {at} for {n} prompts"))?;
-        *slot = Some(if echo { echoed(c) } else { prompt_logprobs(c) });
-    }
-    out.into_iter()
-        .enumerate()
-        .map(|(i, o)| o.ok_or_else(|| format!("no choice for prompt {i}")))
-        .collect()
+    crate::batched::by_index(choices, n, "choice", |c| {
+        if echo {
+            echoed(c)
+        } else {
+            prompt_logprobs(c)
+        }
+    })
 }
 
 fn logprob(v: &Value) -> Result<Option<f64>, String> {
