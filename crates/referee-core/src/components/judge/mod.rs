@@ -16,7 +16,7 @@
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
 use crate::compile::{At, Compiler, JudgeRef};
-use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart};
+use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart, Render};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
 use crate::outcome::Outcome;
@@ -81,6 +81,10 @@ pub struct BlockSpec {
     pub input_audio: Option<Value>,
     #[serde(default)]
     pub detail: Option<String>,
+    /// Referee's addition on `input_image`: `svg` renders the SVG in the value's text (a fenced
+    /// block or an `<svg>` element) to a PNG first.
+    #[serde(default)]
+    pub render: Option<String>,
 }
 
 /// OpenAI's `sampling_params`, passed to the endpoint.
@@ -357,10 +361,23 @@ fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<
                     return None;
                 }
             }
+            let render = match b.render.as_deref() {
+                None => None,
+                Some("svg") => Some(Render::Svg),
+                Some(other) => {
+                    cx.err_in(
+                        at,
+                        &field("render"),
+                        format!("cannot render `{other}`: only `svg` (chart code and LaTeX need interpreters this build does not run)"),
+                    );
+                    return None;
+                }
+            };
             let source = cx.template_in(&url, at, &field("image_url"))?;
             Some(Piece::Media(MediaPart {
                 source,
                 kind: MediaKind::Image { detail },
+                render,
             }))
         }
         "input_audio" => {
@@ -379,12 +396,17 @@ fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<
                 cx.err_in(at, &field("input_audio/format"), "expected wav or mp3");
                 return None;
             }
+            if b.render.is_some() {
+                cx.err_in(at, &field("render"), "only images are rendered");
+                return None;
+            }
             let source = cx.template_in(data, at, &field("input_audio/data"))?;
             Some(Piece::Media(MediaPart {
                 source,
                 kind: MediaKind::Audio {
                     format: format.into(),
                 },
+                render: None,
             }))
         }
         other => {
@@ -675,8 +697,10 @@ impl Caller {
         if !self.prefilter {
             return None;
         }
-        // A candidate that is an image (the policy's media part) with no text is not empty.
-        let media_only = self.policy_media && answer.trim().is_empty();
+        // A candidate whose media part is its own (an image, or a drawing rendered from its
+        // text) is judged by that part: its text is not prose to call empty or repetitive.
+        // Text aimed at the grader is still caught below, since a judge reads drawn text too.
+        let media_only = self.policy_media;
         let why = if let Some(d) = guard::degenerate(answer, self.min_chars).filter(|_| !media_only)
         {
             Some(d.to_string())
