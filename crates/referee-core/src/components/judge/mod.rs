@@ -62,7 +62,7 @@ pub struct MessageSpec {
 #[serde(untagged)]
 pub enum ContentSpec {
     Text(String),
-    Block(BlockSpec),
+    Block(Box<BlockSpec>),
     Blocks(Vec<BlockSpec>),
 }
 
