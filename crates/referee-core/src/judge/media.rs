@@ -155,7 +155,7 @@ fn rendered(
     let svg = super::render::extract_svg(text)
         .ok_or_else(|| fail("text holds no <svg> drawing".into()))?;
     let png = super::render::svg_to_png(svg).map_err(|e| fail(format!("SVG: {e}")))?;
-    finish(png, kind, policy, limits)
+    finish(&png, kind, policy, limits)
 }
 
 fn kind_of(v: &serde_json::Value) -> &'static str {
@@ -240,12 +240,12 @@ pub fn resolve(
         }
         read_path(strip_prefix_ci(value, "file://").unwrap_or(value), limits)?
     };
-    finish(bytes, kind, policy, limits)
+    finish(&bytes, kind, policy, limits)
 }
 
 /// Checks decoded bytes against the limits and the kind, and encodes them for the wire.
 fn finish(
-    bytes: Vec<u8>,
+    bytes: &[u8],
     kind: &MediaKind,
     policy: bool,
     limits: &MediaLimits,
@@ -253,8 +253,8 @@ fn finish(
     if bytes.len() > limits.max_bytes {
         return Err(too_large(policy, bytes.len(), limits.max_bytes));
     }
-    let mime = sniff(&bytes);
-    let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let mime = sniff(bytes);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
     let data: Arc<str> = match kind {
         MediaKind::Image { .. } => match mime {
             Some(m @ ("image/png" | "image/jpeg" | "image/gif" | "image/webp")) => {
@@ -288,7 +288,7 @@ fn finish(
     Ok(Media {
         kind: kind.clone(),
         data,
-        digest: format!("sha256:{}", hex(&Sha256::digest(&bytes))),
+        digest: format!("sha256:{}", hex(&Sha256::digest(bytes))),
         bytes: bytes.len(),
         mime: mime.unwrap_or("application/octet-stream"),
         policy,
