@@ -131,6 +131,11 @@ impl Cx<'_> {
             }
             Approximate::SignificantDigits(k) => {
                 self.how = "approximation (significant_digits)";
+                if sig < k {
+                    self.why = Some(format!("{sig} significant digits, fewer than {k}"));
+                } else if !n.rounded {
+                    self.why = Some("not the gold correctly rounded".into());
+                }
                 sig >= k && n.rounded
             }
             Approximate::DecimalPlaces(k) => {
@@ -150,12 +155,19 @@ impl Cx<'_> {
                     self.why = Some(format!("the gold rounds to 0 at {k} decimal places"));
                     return false;
                 }
+                if !equal {
+                    self.why = Some(format!("differs from the gold at {k} decimal places"));
+                }
                 equal
             }
             Approximate::RelTol(t) => {
                 self.how = "approximation (rel_tol)";
                 let m = n.gold.abs().max(n.answer.abs());
-                (n.gold - n.answer).abs() <= t * m
+                let ok = (n.gold - n.answer).abs() <= t * m;
+                if !ok {
+                    self.why = Some(format!("off by more than rel_tol {t}"));
+                }
+                ok
             }
         }
     }
