@@ -195,7 +195,8 @@ pub struct Options {
     /// half a unit of its last digit (gold `3.14` accepts `\pi` and `3.1416`, not `3.1` or
     /// `3.145`); a terminating value is exact (`0.25 ≡ \frac14`, `18.0 ≡ 18`) and a rounding
     /// of it is wrong whatever this says; a repeating decimal (`0.\overline{3}`) is exact; an
-    /// exact answer that goes on to approximate (`2\pi \approx 6.28`) answers with its exact part.
+    /// exact answer that goes on to approximate (`2\pi \approx 6.28`,
+    /// `\frac13 = 0.333\ldots`) answers with its exact part.
     pub approximate: Approximate,
     /// Extra unit words stripped after a number, beyond the built-in whitelist (lengths, areas,
     /// volumes, masses, times, money, speeds, common physics units). A count noun such as

@@ -179,7 +179,9 @@ impl Cx<'_> {
         }
     }
 
-    /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded, at any precision.
+    /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded or truncated (`\frac23
+    /// \approx 0.666`, `= 0.666\ldots`), at any precision. The link only keeps a chain honest:
+    /// the answer is still its exact part.
     pub(super) fn rounds_to(&mut self, x: &Expr, d: &Expr) -> bool {
         let Some((p, _)) = decimal_places(d, false) else {
             return false;
@@ -194,7 +196,10 @@ impl Cx<'_> {
         let (Some(xf), Some(df)) = (xv.real_f64(), dv.real_f64()) else {
             return false;
         };
-        (xf - df).abs() <= q_to_f64(&half_unit(p)) * (1.0 + 1e-9)
+        let half = q_to_f64(&half_unit(p)) * (1.0 + 1e-9);
+        let truncated =
+            xf.signum() == df.signum() && xf.abs() >= df.abs() && xf.abs() - df.abs() < 2.0 * half;
+        (xf - df).abs() <= half || truncated
     }
 }
 

@@ -36,7 +36,8 @@
 //!   `\frac14`, `72.0` ≡ `72`, and `0.0009766` ≢ `\frac{1}{1024}`), so integer answers are
 //!   never approximated; a repeating decimal is exact (`0.\overline{3}` ≡ `\frac13`); a decimal
 //!   gold is matched to its written precision (`3.14` accepts `\pi`); an exact answer that goes
-//!   on to approximate (`2\pi \approx 6.28`) answers with its exact part; entries of tuples,
+//!   on to approximate (`2\pi \approx 6.28`, `\frac13 = 0.333\ldots`) answers with its exact
+//!   part; entries of tuples,
 //!   sets and intervals follow the same rule.
 //! - `extra_units`: words to strip after a number besides the built-in unit whitelist
 //!   (`5 \text{ apples}` is text unless `apples` is listed; trailing text is never dropped
