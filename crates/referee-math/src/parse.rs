@@ -569,8 +569,7 @@ impl<'a> Lexer<'a> {
         if !matches!(self.out.last(), Some(Tok::Num(_, Some(f), 0)) if !f.is_empty()) {
             return false;
         }
-        // Only a whole answer or the right side of `=`/`≈`: in `1.5, 2.5, \ldots` the dots
-        // mean "and so on", which no finite list answers.
+        // Only right after `=` or `≈`.
         match n.checked_sub(2).map(|k| &self.out[k]) {
             Some(Tok::Sym('=')) => {
                 self.out[n - 2] = Tok::Cmd("approx".into());

@@ -37,8 +37,7 @@
 //!   never approximated; a repeating decimal is exact (`0.\overline{3}` ≡ `\frac13`); a decimal
 //!   gold is matched to its written precision (`3.14` accepts `\pi`); an exact answer that goes
 //!   on to approximate (`2\pi \approx 6.28`, `\frac13 = 0.333\ldots`) answers with its exact
-//!   part; entries of tuples,
-//!   sets and intervals follow the same rule.
+//!   part; entries of tuples, sets and intervals follow the same rule.
 //! - `extra_units`: words to strip after a number besides the built-in unit whitelist
 //!   (`5 \text{ apples}` is text unless `apples` is listed; trailing text is never dropped
 //!   wholesale, so `1 \text{ or } 2` stays a hedge).
@@ -57,8 +56,9 @@
 //! caps: length, nesting, exponent, factorial size, steps). Those score 0 with status ok: the
 //! policy wrote them. A decimal approximation of an exact gold is `wrong` under the default
 //! `approximate: never`, with the note "a decimal approximation of an exact gold; the MATH
-//! convention asks for the exact form". A gold that cannot be read fails with `unparseable_gold` (a literal
-//! one is a compile error), a gold over the caps with `too_complex`: never a silent 1 or 0.
+//! convention asks for the exact form". A gold that cannot be read fails with
+//! `unparseable_gold` (a literal one is a compile error), a gold over the caps with
+//! `too_complex`: never a silent 1 or 0.
 
 use crate::compile::{sync, At, Compiler};
 use crate::node::{shorten, ScoreCtx, SyncComponent};
@@ -171,7 +171,8 @@ pub enum Approximate {
     Never,
     /// Correctly rounded to at least this many significant digits (1 to 30).
     SignificantDigits(u32),
-    /// Math-Verify's `float_rounding`: both sides rounded to this many decimal places agree (1 to 30).
+    /// Math-Verify's `float_rounding`: both sides rounded to this many decimal places agree
+    /// (1 to 30).
     DecimalPlaces(u32),
     /// Qwen2.5-Math's `isclose`: `|a − g| ≤ rel_tol · max(|a|, |g|)` (above 0, at most 0.1).
     RelTol(f64),
