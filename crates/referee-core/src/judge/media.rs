@@ -333,12 +333,18 @@ fn decode_data_uri(rest: &str, policy: bool, limits: &MediaLimits) -> Result<Vec
 }
 
 fn decode_b64(payload: &str) -> Option<Vec<u8>> {
-    let clean: String = payload
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
+    // Line-wrapped base64 is cleaned first; the common unwrapped payload is decoded as it is.
+    let clean: std::borrow::Cow<str> = if payload.bytes().any(|b| b.is_ascii_whitespace()) {
+        payload
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect::<String>()
+            .into()
+    } else {
+        payload.into()
+    };
     let e = &base64::engine::general_purpose::STANDARD;
-    e.decode(&clean)
+    e.decode(clean.as_bytes())
         .ok()
         .or_else(|| {
             base64::engine::general_purpose::STANDARD_NO_PAD
