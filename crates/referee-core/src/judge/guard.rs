@@ -207,7 +207,7 @@ const META_WORDS: &[&str] = &[
     "relevant", "request", "respond", "response", "right", "rigorous", "rigorously", "see",
     "solution", "solve", "solving", "start", "step", "steps", "sure", "systematic",
     "systematically", "take", "task", "then", "therefore", "think", "thinking", "thorough",
-    "thoroughly", "thought", "thoughts", "try", "understand", "understanding", "verify", "wait",
+    "thoroughly", "thought", "thoughts", "time", "try", "understand", "understanding", "verify", "wait",
     "want", "well", "work", "working", "write",
 ];
 
