@@ -35,6 +35,8 @@ pub struct View<'a> {
     pub text: Cow<'a, str>,
     /// How many invisible or format characters were removed.
     pub invisible: usize,
+    /// NFKC changed the text (full-width or mathematical letters, ligatures, ...).
+    pub compatibility: bool,
     /// The words that were disguised with look-alike letters, as written (at most
     /// [`MAX_FINDINGS`]).
     pub lookalikes: Vec<String>,
@@ -53,6 +55,9 @@ impl View<'_> {
                 self.invisible,
                 if self.invisible == 1 { "" } else { "s" }
             ));
+        }
+        if self.compatibility {
+            parts.push("full-width or other compatibility forms read as plain characters".into());
         }
         if !self.lookalikes.is_empty() {
             parts.push(format!(
@@ -88,6 +93,7 @@ pub fn view(text: &str) -> View<'_> {
         return View {
             text: Cow::Borrowed(text),
             invisible: 0,
+            compatibility: false,
             lookalikes: Vec::new(),
         };
     }
@@ -101,6 +107,8 @@ pub fn view(text: &str) -> View<'_> {
         })
         .collect();
     let nfkc: String = visible.nfkc().collect();
+    // Canonical recomposition alone (an accent written apart) is no disguise.
+    let compatibility = nfkc != visible.nfc().collect::<String>();
     let folded = fold(&nfkc).into_owned();
     // `fold` maps one character to one once the invisible ones are gone, so the words of the
     // two texts line up; a word that changed and mixes scripts was disguised (Turkish `ışık` is
@@ -126,6 +134,7 @@ pub fn view(text: &str) -> View<'_> {
     View {
         text: Cow::Owned(folded),
         invisible,
+        compatibility,
         lookalikes,
     }
 }

@@ -482,7 +482,7 @@ impl Caller {
             ))
         } else if let Some(d) = delimiter.filter(|_| fail) {
             Some(format!(
-                "the candidate writes its own delimiter `{d}` (to close its section and write outside it)"
+                "the candidate writes its own delimiter `{d}` (to close or reopen its section and write outside it)"
             ))
         } else if let Some(o) = guard::verdict_object(answer, &[]).filter(|_| fail) {
             Some(format!(

@@ -195,7 +195,7 @@ impl Guard {
         if self.injection == Injection::Fail {
             if let Some(d) = guard::delimiter_escape(answer) {
                 return Ok(Some(format!(
-                    "the answer writes a grader's delimiter `{d}` (to close its section and write outside it)"
+                    "the answer writes a grader's delimiter `{d}` (to close or reopen its section and write outside it)"
                 )));
             }
             if let Some(o) = guard::verdict_object(answer, &[]) {
