@@ -159,7 +159,7 @@ pub fn degenerate_in(candidate: &str, min_chars: usize) -> Option<Degenerate> {
     {
         return Some(r);
     }
-    let s = substance(candidate);
+    let s = scan(candidate, true);
     s.content_free()
         .then(|| Degenerate::ContentFree(s.meta.join(", ")))
 }
@@ -190,25 +190,29 @@ const FUNCTION_WORDS: &[&str] = &[
 /// Meta words: talk about thinking, answering and the task, with no claim in it. Two of them
 /// and nothing else is an opener that never answers.
 const META_WORDS: &[&str] = &[
-    "absolutely", "accurate", "accurately", "address", "alright", "analyse", "analysis",
+    "absolutely", "accurate", "accurately", "address", "alright", "analyse", "analysis", "angle",
     "analyze", "analyzing", "answer", "answering", "answers", "approach", "aspect", "aspects",
-    "ask", "asked", "asking", "asks", "attention", "attentively", "begin", "break", "careful",
+    "ask", "asked", "asking", "asks", "attention", "attentively", "begin", "break", "breath",
+    "careful",
     "carefully", "certainly", "check", "close", "closer",
     "clarify", "clear", "clearly", "closely", "complete", "completely", "comprehensive",
     "conclusion", "consider", "considering", "consideration", "correct", "correctly", "deep",
     "deeply", "detail", "detailed", "details", "determine", "dive", "element", "elements",
     "ensure", "evaluate", "examine", "examining", "explain", "explaining", "explanation",
     "explore", "factor", "factors", "figure", "final", "finally", "first", "firstly", "focus",
-    "following", "fully", "get", "give", "go", "going", "good", "great", "help", "here", "hmm",
+    "following", "fully", "get", "give", "gives", "giving", "go", "going", "good", "great", "help",
+    "here", "hmm",
     "identify", "important", "information", "involved", "key", "let", "like", "logic",
-    "logical", "logically", "look", "looking", "make", "methodical", "methodically", "need",
+    "logical", "logically", "look", "looking", "made", "make", "making", "methodical",
+    "methodically", "moment", "need",
     "next", "note", "now", "ok", "okay", "part", "parts", "point", "points", "precise",
-    "precisely", "proceed", "process", "problem", "provide", "question", "reason", "reasoning",
+    "precisely", "proceed", "process", "problem", "proper", "properly", "provide", "question",
+    "reason", "reasoning", "rephrase", "restate",
     "relevant", "request", "respond", "response", "right", "rigorous", "rigorously", "see",
     "solution", "solve", "solving", "start", "step", "steps", "sure", "systematic",
     "systematically", "take", "task", "then", "therefore", "think", "thinking", "thorough",
-    "thoroughly", "thought", "thoughts", "time", "try", "understand", "understanding", "verify", "wait",
-    "want", "well", "work", "working", "write",
+    "thoroughly", "thought", "thoughts", "time", "together", "try", "understand", "understanding", "verify", "wait",
+    "want", "well", "words", "work", "working", "write",
 ];
 
 /// Words that answer a question on their own.
@@ -250,6 +254,12 @@ fn sentence_initial(text: &str, at: usize) -> bool {
 /// Function and meta words are English; a word in another script counts as content (the
 /// fixed master keys cover the known openers in Chinese).
 pub fn substance(text: &str) -> Substance {
+    scan(text, false)
+}
+
+/// [`substance`]; with `early`, it stops at the first sign of content (the fast path: most
+/// answers show one in their first words), so only a content-free text is read to its end.
+fn scan(text: &str, early: bool) -> Substance {
     let mut s = Substance {
         formula: text.chars().any(|c| {
             "=+^\\{}`$%&@|~".contains(c)
@@ -262,6 +272,9 @@ pub fn substance(text: &str) -> Substance {
         }),
         ..Substance::default()
     };
+    if early && s.formula {
+        return s;
+    }
     // A text in capitals throughout says nothing by its capitals.
     let shouting = !text.chars().any(|c| c.is_lowercase());
     let mut prev: Option<String> = None;
@@ -274,12 +287,15 @@ pub fn substance(text: &str) -> Substance {
         }
         let lower = w.to_lowercase();
         if w.chars().any(|c| c.is_ascii_digit()) {
-            // `Step 2`, `2.` or `2)` opening a line number the text, they answer nothing.
+            // `Step 2`, or `2.` / `2)` opening a line, number the text: they answer nothing.
+            let line_initial = text[..at]
+                .rsplit('\n')
+                .next()
+                .is_none_or(|l| l.trim().is_empty());
             let enumerator = prev
                 .as_deref()
                 .is_some_and(|p| matches!(p, "step" | "part" | "stage" | "phase"))
-                || (sentence_initial(text, at)
-                    && text[at + w.len()..].starts_with(['.', ')', ':']));
+                || (line_initial && text[at + w.len()..].starts_with(['.', ')', ':']));
             if !enumerator {
                 s.number = true;
             }
@@ -302,6 +318,9 @@ pub fn substance(text: &str) -> Substance {
             } else if meta && !s.meta.contains(&lower) {
                 s.meta.push(lower.clone());
             }
+        }
+        if early && (s.number || !s.content.is_empty()) {
+            return s;
         }
         prev = Some(lower);
     }
@@ -544,6 +563,10 @@ static LIST_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 /// a box per digit, "The answer is A. The answer is B. …"). A short list of numbers (`2, 3, 5`)
 /// is not one.
 pub fn listing(candidate: &str) -> bool {
+    // An equation or JSON is no listing: `(a) 2 + 2 = 4`, `{"a": 1, "b": 2}`.
+    if candidate.contains(['=', '"']) {
+        return false;
+    }
     let bare = LIST_MARKERS.replace_all(candidate, " ");
     let mut n = 0;
     let mut seen = std::collections::BTreeSet::new();
@@ -733,6 +756,8 @@ mod tests {
             "A",
             "The answer is B because the other three contradict the premise.",
             "x = 1, y = 2, z = 3, w = 4 satisfy all four equations.",
+            "(a) 2 + 2 = 4",
+            "{\"a\": 1, \"b\": 2, \"c\": 3}",
         ] {
             assert!(!listing(c), "{c:?}");
         }
@@ -820,6 +845,9 @@ mod tests {
             "Let me think about it in terms of `map`.",
             "Давайте подумаем шаг за шагом.",
             "It costs €5.",
+            // A minus sign that folds to `-` before a number is no list bullet.
+            "The final answer is \u{2212}5.",
+            "1. Let x = 2.",
         ] {
             assert_eq!(degenerate(c, 0), None, "{c:?}: {:?}", substance(c));
         }

@@ -7,11 +7,17 @@
 //!   inside the text defused, and the judge is told that the tagged text is data whose
 //!   instructions it must ignore;
 //! - the candidate's reasoning section is stripped first (`reasoning: keep` to show it);
-//! - a degenerate candidate (empty, only a master-key opener, shorter than `min_chars`) is
-//!   failed before any call (`prefilter: false` to disable);
+//! - the prefilter reads the candidate's normalised view (`text::normalise`: NFKC, invisible
+//!   and format characters removed, look-alike letters folded), so a disguise is what it looks
+//!   like; the judge is shown the candidate's own text with only its invisible characters
+//!   removed (a joiner inside an emoji or a word kept), since a judge shown invisible padding or
+//!   bidi overrides can be misled by what it cannot see;
+//! - a degenerate candidate (empty, only a master-key opener, content-free, shorter than
+//!   `min_chars`) is failed before any call (`prefilter: false` to disable);
 //! - injection phrases are flagged in the trace (and, with `injection: fail`, the default, the
-//!   overrides fail the candidate before any call); on a trajectory every assistant turn is the
-//!   candidate's text, since a judge shown `{{sample.transcript}}` reads them all;
+//!   overrides, a grader's verdict written as an object and the candidate's own delimiter fail
+//!   the candidate before any call, whatever the judge type); on a trajectory every assistant
+//!   turn is the candidate's text, since a judge shown `{{sample.transcript}}` reads them all;
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
