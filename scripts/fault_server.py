@@ -27,19 +27,33 @@ according to MODE:
   `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
   as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
 
+- `vision`: a strict vision judge. Every chat request is checked like a vision server checks it:
+  a message's `content` is a string or a list of parts, each exactly `{type: text, text}`,
+  `{type: image_url, image_url: {url, detail?}}` (detail low/high/auto; the url an inline
+  `data:image/png;base64,...` PNG, the only kind served here) or `{type: input_audio,
+  input_audio: {data, format: wav|mp3}}`, and parts only in `user` messages; anything else is
+  an HTTP 400 saying what is wrong. The PNGs are decoded (8-bit RGB/RGBA, every filter) and
+  each one's dominant colour named (red, green, blue, white, black, ...). The verdict: the
+  candidate's text (between `<candidate_response>` tags) names the colour of every image. It is
+  written in the shape the request's `response_format` schema asks: `result` 1/0 for a number,
+  the enum's first/last value for labels, with `steps` when they are required.
+
 `GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
 reward-model request). `POST /reset` zeroes both; `POST /reset?record=1` also starts keeping
 every request body, which `GET /recorded` returns as `[{"path": ..., "body": "the body's text"}]` (the
 PRM bench replays them with a raw client).
 """
 import argparse
+import base64
 import json
 import math
 import os
 import re
+import struct
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNT = 0
@@ -58,6 +72,53 @@ def completion(content):
                      "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+def decode_png(data):
+    """The pixels of an 8-bit RGB or RGBA PNG, as (r, g, b) tuples."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("no PNG signature")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, chunk = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", chunk[:10])
+            if depth != 8 or ctype not in (2, 6):
+                raise ValueError("only 8-bit RGB or RGBA")
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + n
+    if w is None:
+        raise ValueError("no IHDR")
+    raw, stride, prev, px = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        px += [tuple(line[i:i + 3]) for i in range(0, stride, bpp)]
+        prev = line
+    return px
+
+
+def colour(px):
+    """The name of the mean colour."""
+    r, g, b = (sum(p[i] for p in px) / len(px) for i in range(3))
+    names = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "white": (255, 255, 255),
+             "black": (0, 0, 0), "yellow": (255, 255, 0), "gray": (128, 128, 128)}
+    return min(names, key=lambda k: sum((x - y) ** 2 for x, y in zip((r, g, b), names[k])))
 
 
 def handler(args):
@@ -101,6 +162,8 @@ def handler(args):
                 return self.reward_model(json.loads(raw))
             if args.mode == "prm":
                 return self.process_reward_model(json.loads(raw))
+            if args.mode == "vision":
+                return self.vision(json.loads(raw))
             if args.mode == "stall":
                 time.sleep(3600)
                 return
@@ -114,6 +177,61 @@ def handler(args):
                 self.reply(200, json.dumps(completion("The answer looks good to me, I would give it a high score.")).encode())
             else:
                 self.reply(200, json.dumps(completion(args.content)).encode())
+
+        def vision(self, body):
+            errs, colours, texts = [], [], []
+            for i, m in enumerate(body.get("messages") or []):
+                c = m.get("content")
+                if isinstance(c, str):
+                    if m.get("role") == "user":
+                        texts.append(c)
+                    continue
+                if not isinstance(c, list):
+                    errs.append(f"messages[{i}].content: a string or a list of parts")
+                    continue
+                if m.get("role") != "user":
+                    errs.append(f"messages[{i}]: content parts are accepted in user messages only")
+                for j, p in enumerate(c):
+                    at = f"messages[{i}].content[{j}]"
+                    t = p.get("type") if isinstance(p, dict) else None
+                    if t == "text" and set(p) == {"type", "text"} and isinstance(p["text"], str):
+                        texts.append(p["text"])
+                    elif t == "image_url" and set(p) == {"type", "image_url"} and isinstance(p["image_url"], dict):
+                        img = p["image_url"]
+                        url = img.get("url")
+                        if set(img) - {"url", "detail"} or img.get("detail", "auto") not in ("low", "high", "auto"):
+                            errs.append(f"{at}.image_url: only url and detail (low, high, auto)")
+                        elif not isinstance(url, str) or not url.startswith("data:image/png;base64,"):
+                            errs.append(f"{at}: only inline PNG data URIs are served here, got {str(url)[:40]!r}")
+                        else:
+                            try:
+                                colours.append(colour(decode_png(base64.b64decode(url.split(",", 1)[1], validate=True))))
+                            except Exception as e:  # noqa: BLE001 - the client sent bad bytes
+                                errs.append(f"{at}: not a PNG ({e})")
+                    elif t == "input_audio" and set(p) == {"type", "input_audio"}:
+                        a = p["input_audio"]
+                        if not (isinstance(a, dict) and set(a) == {"data", "format"} and a["format"] in ("wav", "mp3")):
+                            errs.append(f"{at}.input_audio: exactly data and format (wav, mp3)")
+                        else:
+                            try:
+                                base64.b64decode(a["data"], validate=True)
+                            except Exception:  # noqa: BLE001
+                                errs.append(f"{at}.input_audio.data: not base64")
+                    else:
+                        errs.append(f"{at}: unknown part {json.dumps(p)[:80]}")
+            if errs:
+                return self.reply(400, json.dumps({"error": {"message": "; ".join(errs), "type": "invalid_request_error"}}).encode())
+            # The system notice names the tags too: the candidate is in the user's text.
+            text = "\n".join(texts)
+            cand = re.search(r"<candidate_response>(.*?)</candidate_response>", text, re.S)
+            said = (cand.group(1) if cand else "").lower()
+            ok = bool(colours) and all(re.search(rf"\b{c}\b", said) for c in colours)
+            schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+            result = (schema.get("properties") or {}).get("result") or {}
+            verdict = {"result": (result["enum"][0] if ok else result["enum"][-1]) if "enum" in result else (1 if ok else 0)}
+            if "steps" in (schema.get("required") or []):
+                verdict = {"steps": [{"description": f"the images are {', '.join(colours)}", "conclusion": "match" if ok else "mismatch"}], **verdict}
+            self.reply(200, json.dumps(completion(json.dumps(verdict))).encode())
 
         def reward_model(self, body):
             texts = body.get("query") if self.path.endswith("/get_reward") else body.get("input")
@@ -215,7 +333,7 @@ def step_score(step: str) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm", "prm"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm", "prm", "vision"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')

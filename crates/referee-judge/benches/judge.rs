@@ -121,6 +121,7 @@ input: [{role: user, content: "Rate this answer to 2+2: {{sample.output_text}}"}
                                 .map(|(r, t)| Message {
                                     role: r.clone(),
                                     content: t.clone(),
+                                    media: Vec::new(),
                                 })
                                 .collect(),
                             temperature: c.temperature,

@@ -11,6 +11,7 @@
 //! - With sampling (`temperature` > 0) a cached verdict is reused as is: identical inputs get
 //!   identical rewards. Set a `seed` to vary it per run, or turn the cache off.
 
+use referee_core::judge::media::MediaKind;
 use referee_core::judge::{CacheBackend, CacheConfig, JudgeCall, JudgeReply};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -23,7 +24,7 @@ const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("ju
 
 /// The content address of a call to an endpoint.
 pub fn key(base_url: &str, model: &str, call: &JudgeCall) -> String {
-    let canon = serde_json::json!({
+    let mut canon = serde_json::json!({
         "v": 1,
         "url": base_url,
         "model": model,
@@ -34,6 +35,20 @@ pub fn key(base_url: &str, model: &str, call: &JudgeCall) -> String {
         "schema": call.json_schema,
         "extra": call.extra,
     });
+    // Media by digest, never by payload (absent without media, so older keys stay valid).
+    if !call.media.is_empty() {
+        canon["media"] = call
+            .media
+            .iter()
+            .map(|m| {
+                let kind = match &m.media.kind {
+                    MediaKind::Image { detail } => serde_json::json!(["image", detail]),
+                    MediaKind::Audio { format } => serde_json::json!(["audio", format]),
+                };
+                serde_json::json!([m.message, m.offset, kind, m.media.digest])
+            })
+            .collect();
+    }
     hex(&Sha256::digest(canon.to_string().as_bytes()))
 }
 

@@ -1,18 +1,76 @@
 //! The per-endpoint client: limits, attempts, and what a reply or a failure carries.
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use referee_core::judge::media::{Media, MediaKind};
 use referee_core::judge::{EndpointConfig, StructuredOutputs};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Message {
     pub role: String,
     pub content: String,
+    /// Images and audio, each after the first `.0` bytes of `content`: such a message is sent
+    /// as content parts in order (text, image, text, ...).
+    #[serde(skip)]
+    pub media: Vec<(usize, Arc<Media>)>,
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(Some(2))?;
+        m.serialize_entry("role", &self.role)?;
+        if self.media.is_empty() {
+            m.serialize_entry("content", &self.content)?;
+        } else {
+            m.serialize_entry("content", &self.parts())?;
+        }
+        m.end()
+    }
+}
+
+impl Message {
+    /// The content as chat-completions parts: `text`, `image_url` and `input_audio`.
+    fn parts(&self) -> Vec<Value> {
+        let mut media: Vec<&(usize, Arc<Media>)> = self.media.iter().collect();
+        media.sort_by_key(|(at, _)| *at);
+        let mut out = Vec::with_capacity(media.len() * 2 + 1);
+        let mut from = 0;
+        let text = |out: &mut Vec<Value>, to: usize, from: &mut usize| {
+            let to = to.clamp(*from, self.content.len());
+            let mut t = self.content.get(*from..to).unwrap_or_default();
+            // Text blocks are joined with a newline; after a part it only separates.
+            if out.last().is_some_and(|p| p["type"] != "text") {
+                t = t.strip_prefix('\n').unwrap_or(t);
+            }
+            if !t.trim().is_empty() {
+                out.push(json!({"type": "text", "text": t}));
+            }
+            *from = to;
+        };
+        for (at, m) in media {
+            text(&mut out, *at, &mut from);
+            out.push(match &m.kind {
+                MediaKind::Image { detail } => {
+                    let mut img = json!({"url": &*m.data});
+                    if let Some(d) = detail {
+                        img["detail"] = json!(d);
+                    }
+                    json!({"type": "image_url", "image_url": img})
+                }
+                MediaKind::Audio { format } => json!({"type": "input_audio",
+                    "input_audio": {"data": &*m.data, "format": format}}),
+            });
+        }
+        text(&mut out, self.content.len(), &mut from);
+        out
+    }
 }
 
 impl Message {
@@ -20,12 +78,14 @@ impl Message {
         Message {
             role: "system".into(),
             content: content.into(),
+            media: Vec::new(),
         }
     }
     pub fn user(content: impl Into<String>) -> Self {
         Message {
             role: "user".into(),
             content: content.into(),
+            media: Vec::new(),
         }
     }
 }
@@ -166,7 +226,9 @@ impl Client {
                 },
         );
         let chars: usize = req.messages.iter().map(|m| m.content.len()).sum();
-        let est = (chars / 4) as u64 + u64::from(req.max_tokens.unwrap_or(256));
+        // An image or clip costs the judge about as much as a page of text.
+        let parts: usize = req.messages.iter().map(|m| m.media.len()).sum();
+        let est = (chars / 4 + parts * 1000) as u64 + u64::from(req.max_tokens.unwrap_or(256));
         let (mut r, attempts) = self
             .retrying(est, || async {
                 let schema = use_schema.load(Ordering::Relaxed);

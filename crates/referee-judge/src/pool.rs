@@ -172,12 +172,22 @@ impl Judge for Pool {
             .cache
             .enabled()
             .then(|| cache::key(&client.config().base_url, &client.config().model, &call));
+        let mut messages: Vec<Message> = call
+            .messages
+            .into_iter()
+            .map(|(role, content)| Message {
+                role,
+                content,
+                media: Vec::new(),
+            })
+            .collect();
+        for m in call.media {
+            if let Some(msg) = messages.get_mut(m.message) {
+                msg.media.push((m.offset, m.media));
+            }
+        }
         let req = ChatRequest {
-            messages: call
-                .messages
-                .into_iter()
-                .map(|(role, content)| Message { role, content })
-                .collect(),
+            messages,
             temperature: call.temperature,
             max_tokens: call.max_tokens,
             top_logprobs: call.top_logprobs,

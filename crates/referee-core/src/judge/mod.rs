@@ -21,6 +21,9 @@ pub struct JudgeCall {
     pub json_schema: Option<Value>,
     /// Other sampling parameters sent as they are (`top_p`, `seed`, `reasoning_effort`, ...).
     pub extra: serde_json::Map<String, Value>,
+    /// Images and audio, each placed in a message at a byte offset of its text (a message with
+    /// media is sent as content parts; the cache keys each part by its digest).
+    pub media: Vec<media::MediaAt>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -349,6 +352,7 @@ pub trait JudgeConnect: Send + Sync {
 
 pub mod endpoint;
 pub mod guard;
+pub mod media;
 pub mod script;
 pub mod soft;
 

@@ -5,6 +5,8 @@
 //! A script is a list of rules, first match wins:
 //! `{when?: "text in any message", content?: "...", finish_reason?: "stop", logprobs?: {...},
 //!   fail?: "judge_timeout", endpoint?: "name", reward?: 0.7, steps?: [0.9, 0.2], step?: 0.9}`.
+//! A rule with `media: "image/png"` (a type or a digest's part) answers only calls carrying such
+//! a media part, so a test can tell that an image reached the judge.
 //! Reward-model calls are answered by the first matching rule with a `reward` (or a `fail`);
 //! `when` is matched against the text.
 //!
@@ -43,6 +45,8 @@ struct Rule {
     step: Option<f64>,
     logprob: Option<f64>,
     spell: Option<bool>,
+    /// Matches only a call carrying a media part whose type or digest contains this.
+    media: Option<String>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -103,6 +107,7 @@ impl ScriptJudge {
                 step: r.get("step").and_then(Value::as_f64),
                 logprob: r.get("logprob").and_then(Value::as_f64),
                 spell: r.get("spell").and_then(Value::as_bool),
+                media: get("media"),
             });
         }
         Ok(out)
@@ -133,6 +138,12 @@ impl Judge for ScriptJudge {
             .find(|r| {
                 r.when.as_ref().is_none_or(|w| text.contains(w.as_str()))
                     && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+                    && r.media.as_ref().is_none_or(|want| {
+                        call.media.iter().any(|m| {
+                            m.media.mime.contains(want.as_str())
+                                || m.media.digest.contains(want.as_str())
+                        })
+                    })
             })
             .map_or_else(
                 || {

@@ -31,7 +31,7 @@
 //! ```
 //!
 //! *Score and failure modes:* the cosine (in [-1, 1], as OpenAI's `cosine`) or the set score
-//! (in [0, 1]). An empty answer scores 0 without a call (servers refuse empty input); an empty
+//! (precision, recall, F1 in [0, 1]; `chamfer`'s 1 − distance in [-1, 1]). An empty answer scores 0 without a call (servers refuse empty input); an empty
 //! reference is an error `empty_reference`, a reference with more than `max_units` units
 //! `reference_too_long`; a failed call its `judge_*` reason. Vectors are cached by content and
 //! the texts of concurrent samples batched into one request.

@@ -22,6 +22,7 @@
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
 use crate::compile::{At, Compiler, JudgeRef};
+use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
 use crate::outcome::Outcome;
@@ -72,7 +73,8 @@ pub enum ContentSpec {
     Blocks(Vec<BlockSpec>),
 }
 
-/// `{"type": "input_text" | "output_text", "text": ...}` (images and audio are not supported).
+/// `{"type": "input_text" | "output_text", "text": ...}`, `{"type": "input_image", "image_url":
+/// ..., "detail"?}` or `{"type": "input_audio", "input_audio": {"data", "format"}}`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSpec {
@@ -119,12 +121,18 @@ pub enum Injection {
     Flag,
 }
 
-/// A compiled prompt: messages whose contents are templates.
+/// A compiled prompt: messages whose contents are templates, with media parts among them.
 pub struct Prompt {
-    messages: Vec<(Arc<str>, Template)>,
+    messages: Vec<(Arc<str>, Vec<Piece>)>,
     /// Some message shows the candidate: delimit it and tell the judge.
     shows_candidate: bool,
     reasoning: Reasoning,
+}
+
+/// One content block of a compiled message.
+enum Piece {
+    Text(Template),
+    Media(MediaPart),
 }
 
 impl Prompt {
@@ -162,41 +170,47 @@ impl Prompt {
                 cx.err_in(at, &format!("{here}/type"), "expected `message`");
                 ok = false;
             }
-            let text = match &m.content {
-                ContentSpec::Text(t) => Some(t.clone()),
-                ContentSpec::Block(b) => block_text(cx, at, &format!("{here}/content"), b),
-                ContentSpec::Blocks(bs) => {
-                    let mut parts = Vec::new();
-                    for (j, b) in bs.iter().enumerate() {
-                        parts.push(block_text(cx, at, &format!("{here}/content/{j}"), b));
+            let blocks: Vec<(String, &BlockSpec)> = match &m.content {
+                ContentSpec::Text(t) => {
+                    match cx.template_in(t, at, &format!("{here}/content")) {
+                        Some(t) => {
+                            out.push((role_name(&m.role), vec![Piece::Text(t)]));
+                        }
+                        None => ok = false,
                     }
-                    parts
-                        .into_iter()
-                        .collect::<Option<Vec<_>>>()
-                        .map(|p| p.join("\n"))
+                    continue;
                 }
+                ContentSpec::Block(b) => vec![(format!("{here}/content"), b)],
+                ContentSpec::Blocks(bs) => bs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| (format!("{here}/content/{j}"), b))
+                    .collect(),
             };
-            let Some(text) = text else {
-                ok = false;
-                continue;
-            };
-            match cx.template_in(&text, at, &format!("{here}/content")) {
-                Some(t) => {
-                    // `developer` is OpenAI's newer name for `system`; servers know `system`.
-                    let role = if m.role == "developer" {
-                        "system"
-                    } else {
-                        &m.role
-                    };
-                    out.push((Arc::from(role), t));
+            let mut pieces = Vec::new();
+            for (where_, b) in blocks {
+                match block_piece(cx, at, &where_, b) {
+                    Some(p) => pieces.push(p),
+                    None => ok = false,
                 }
-                None => ok = false,
             }
+            if m.role != "user" && pieces.iter().any(|p| matches!(p, Piece::Media(_))) {
+                cx.err_in(
+                    at,
+                    &format!("{here}/content"),
+                    "images and audio go in `user` messages (chat servers accept them nowhere else)",
+                );
+                ok = false;
+            }
+            out.push((role_name(&m.role), pieces));
         }
         if !ok {
             return None;
         }
-        let shows_candidate = out.iter().any(|(_, t)| t.reads_sample());
+        let shows_candidate = out
+            .iter()
+            .flat_map(|(_, ps)| ps)
+            .any(|p| matches!(p, Piece::Text(t) if t.reads_sample()));
         Some(Prompt {
             messages: out,
             shows_candidate,
@@ -209,14 +223,31 @@ impl Prompt {
     pub fn instructions_text(&self) -> String {
         self.messages
             .iter()
-            .map(|(_, t)| t.literal_text())
+            .flat_map(|(_, ps)| ps)
+            .filter_map(|p| match p {
+                Piece::Text(t) => Some(t.literal_text()),
+                Piece::Media(_) => None,
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
 
+    /// Whether a media part comes from the policy's output (its image is the candidate).
+    pub fn policy_media(&self) -> bool {
+        self.messages
+            .iter()
+            .flat_map(|(_, ps)| ps)
+            .any(|p| matches!(p, Piece::Media(m) if m.source.reads_sample()))
+    }
+
     /// The messages for one sample, the candidate delimited, `instructions` (the verdict format)
-    /// added to the system message.
-    pub fn render(&self, s: &Sample, instructions: &str) -> Result<Vec<(String, String)>, Miss> {
+    /// added to the system message, and the media parts placed in their messages.
+    pub fn render(
+        &self,
+        s: &Sample,
+        instructions: &str,
+        limits: &MediaLimits,
+    ) -> Result<Rendered, Miss> {
         let reasoning = self.reasoning;
         let wrap = |from_policy: bool, text: &str| -> String {
             if !from_policy {
@@ -229,8 +260,27 @@ impl Prompt {
             format!("{OPEN}\n{}\n{CLOSE}", defuse(text))
         };
         let mut msgs = Vec::with_capacity(self.messages.len() + 1);
-        for (role, t) in &self.messages {
-            msgs.push((role.to_string(), t.render_with(s, &wrap)?));
+        let mut media = Vec::new();
+        for (role, pieces) in &self.messages {
+            let mut content = String::new();
+            let mut texts = 0;
+            for p in pieces {
+                match p {
+                    Piece::Text(t) => {
+                        if texts > 0 {
+                            content.push('\n');
+                        }
+                        texts += 1;
+                        content.push_str(&t.render_with(s, &wrap)?);
+                    }
+                    Piece::Media(m) => {
+                        for one in m.resolve(s, limits)? {
+                            media.push((msgs.len(), content.len(), one));
+                        }
+                    }
+                }
+            }
+            msgs.push((role.to_string(), content));
         }
         let mut system = String::new();
         if self.shows_candidate {
@@ -242,31 +292,115 @@ impl Prompt {
             }
             system.push_str(instructions);
         }
+        let mut shift = 0;
         if !system.is_empty() {
-            match msgs.iter_mut().find(|(r, _)| r == "system") {
-                Some((_, c)) => {
-                    c.push_str("\n\n");
-                    c.push_str(&system);
-                }
-                None => msgs.insert(0, ("system".into(), system)),
+            if let Some((_, c)) = msgs.iter_mut().find(|(r, _)| r == "system") {
+                c.push_str("\n\n");
+                c.push_str(&system);
+            } else {
+                msgs.insert(0, ("system".into(), system));
+                shift = 1;
             }
         }
-        Ok(msgs)
+        let media = media
+            .into_iter()
+            .map(|(message, offset, m)| MediaAt {
+                message: message + shift,
+                offset,
+                media: Arc::new(m),
+            })
+            .collect();
+        Ok((msgs, media))
     }
 }
 
-fn block_text(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<String> {
-    match (b.kind.as_str(), &b.text) {
-        ("input_text" | "output_text" | "text", Some(t)) => Some(t.clone()),
-        ("input_text" | "output_text" | "text", None) => {
-            cx.err_in(at, &format!("{here}/text"), "a text block needs `text`");
-            None
+/// A prompt rendered for one sample: its `(role, text)` messages and the media placed in them.
+pub type Rendered = (Vec<(String, String)>, Vec<MediaAt>);
+
+/// `developer` is OpenAI's newer name for `system`; servers know `system`.
+fn role_name(role: &str) -> Arc<str> {
+    Arc::from(if role == "developer" { "system" } else { role })
+}
+
+/// A content block compiled: text as a template; `input_image` (OpenAI's grader shape,
+/// `image_url` a string), `image_url` (chat's shape, `{url, detail}`) and `input_audio`
+/// (`{data, format}`) as media parts.
+fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<Piece> {
+    let field = |f: &str| format!("{here}/{f}");
+    match b.kind.as_str() {
+        "input_text" | "output_text" | "text" => {
+            let Some(t) = &b.text else {
+                cx.err_in(at, &field("text"), "a text block needs `text`");
+                return None;
+            };
+            cx.template_in(t, at, &field("text")).map(Piece::Text)
         }
-        (other, _) => {
+        "input_image" | "image_url" => {
+            let (url, detail) = match &b.image_url {
+                Some(Value::String(u)) => (u.clone(), b.detail.clone()),
+                Some(Value::Object(o)) => {
+                    let Some(u) = o.get("url").and_then(Value::as_str) else {
+                        cx.err_in(at, &field("image_url/url"), "needs a `url` string");
+                        return None;
+                    };
+                    let detail = o.get("detail").and_then(Value::as_str);
+                    (
+                        u.to_string(),
+                        detail.map(str::to_string).or_else(|| b.detail.clone()),
+                    )
+                }
+                _ => {
+                    cx.err_in(
+                        at,
+                        &field("image_url"),
+                        "an image block needs `image_url`: a URL, a data URI or a path (templates allowed)",
+                    );
+                    return None;
+                }
+            };
+            if let Some(d) = &detail {
+                if !matches!(d.as_str(), "low" | "high" | "auto") {
+                    cx.err_in(at, &field("detail"), "expected low, high or auto");
+                    return None;
+                }
+            }
+            let source = cx.template_in(&url, at, &field("image_url"))?;
+            Some(Piece::Media(MediaPart {
+                source,
+                kind: MediaKind::Image { detail },
+            }))
+        }
+        "input_audio" => {
+            let o = b.input_audio.as_ref().and_then(Value::as_object);
+            let data = o.and_then(|o| o.get("data")).and_then(Value::as_str);
+            let format = o.and_then(|o| o.get("format")).and_then(Value::as_str);
+            let (Some(data), Some(format)) = (data, format) else {
+                cx.err_in(
+                    at,
+                    &field("input_audio"),
+                    "an audio block needs `input_audio: {data, format}`",
+                );
+                return None;
+            };
+            if !matches!(format, "wav" | "mp3") {
+                cx.err_in(at, &field("input_audio/format"), "expected wav or mp3");
+                return None;
+            }
+            let source = cx.template_in(data, at, &field("input_audio/data"))?;
+            Some(Piece::Media(MediaPart {
+                source,
+                kind: MediaKind::Audio {
+                    format: format.into(),
+                },
+            }))
+        }
+        other => {
             cx.err_in(
                 at,
-                &format!("{here}/type"),
-                format!("content blocks of type `{other}` are not supported (text only)"),
+                &field("type"),
+                format!(
+                    "unknown content block type `{other}`; expected input_text, input_image or input_audio"
+                ),
             );
             None
         }
@@ -341,6 +475,11 @@ pub struct Caller {
     pub max_chars: Option<usize>,
     pub injection: Injection,
     pub reasoning: Reasoning,
+    /// Media parts added to the last user message of every call.
+    pub attach: Vec<MediaPart>,
+    pub limits: MediaLimits,
+    /// Some media part is the policy's (its image can be the whole candidate).
+    pub policy_media: bool,
 }
 
 /// The fields every model grader shares (read beside its own with `Compiler::spec_pair`): which
@@ -373,6 +512,28 @@ pub struct JudgeFields {
     /// The most a sample may wait for its verdict, retries included.
     #[serde(default)]
     pub deadline_ms: Option<u64>,
+    /// Images and audio: limits, and parts attached to the last user message.
+    #[serde(default)]
+    pub media: Option<MediaSpec>,
+}
+
+/// `media:` on a model grader.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MediaSpec {
+    /// The largest part, in bytes (default 20 MiB).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+    /// The most parts in one call (default 8).
+    #[serde(default)]
+    pub max_count: Option<usize>,
+    /// The directory dataset paths are read under (default: the working directory).
+    #[serde(default)]
+    pub root: Option<String>,
+    /// Image or audio blocks (as in `input` content) added to the last user message, for the
+    /// graders that build their prompt from fields.
+    #[serde(default)]
+    pub attach: Vec<BlockSpec>,
 }
 /// See [`Caller::against_row`].
 pub struct AgainstRow {
@@ -407,6 +568,28 @@ impl Caller {
                 cx.err_in(at, "sampling_params/temperature", "must be between 0 and 2");
             }
         }
+        let media = spec.media.clone().unwrap_or_default();
+        let mut limits = MediaLimits::default();
+        if let Some(b) = media.max_bytes {
+            limits.max_bytes = b;
+        }
+        if let Some(n) = media.max_count {
+            limits.max_count = n;
+        }
+        limits.root = media.root.as_ref().map(std::path::PathBuf::from);
+        let mut attach = Vec::new();
+        for (i, b) in media.attach.iter().enumerate() {
+            match block_piece(cx, at, &format!("media/attach/{i}"), b) {
+                Some(Piece::Media(m)) => attach.push(m),
+                Some(Piece::Text(_)) => cx.err_in(
+                    at,
+                    &format!("media/attach/{i}/type"),
+                    "expected input_image or input_audio",
+                ),
+                None => {}
+            }
+        }
+        let policy_media = attach.iter().any(|m| m.source.reads_sample());
         Some(Caller {
             judge,
             temperature: Some(sp.temperature.unwrap_or(0.0)),
@@ -421,7 +604,65 @@ impl Caller {
             max_chars: spec.max_chars,
             injection: spec.injection,
             reasoning: spec.reasoning,
+            attach,
+            limits,
+            policy_media,
         })
+    }
+
+    /// Adds the grader's attached parts to the call (after the last user message's text) and
+    /// checks the count; a part that cannot be sent is the node's outcome (0 for the policy's,
+    /// an error for the row's).
+    pub fn attach(
+        &self,
+        s: &Sample,
+        call: &mut JudgeCall,
+        cx: &mut ScoreCtx,
+    ) -> Result<(), Outcome> {
+        if !self.attach.is_empty() {
+            let Some(last) = call.messages.iter().rposition(|(r, _)| r == "user") else {
+                return Err(Outcome::error(
+                    "judge_config",
+                    "media attached to a prompt without a user message",
+                ));
+            };
+            let offset = call.messages[last].1.len();
+            for part in &self.attach {
+                for m in part
+                    .resolve(s, &self.limits)
+                    .map_err(|miss| miss.outcome(cx))?
+                {
+                    call.media.push(MediaAt {
+                        message: last,
+                        offset,
+                        media: Arc::new(m),
+                    });
+                }
+            }
+        }
+        if call.media.len() > self.limits.max_count {
+            let n = call.media.len();
+            let max = self.limits.max_count;
+            // The row's own parts fit: the policy's added the excess.
+            let policy = call.media.iter().filter(|m| !m.media.policy).count() <= max;
+            let message =
+                format!("{n} media parts, over the limit of {max} (`media: {{max_count}}`)");
+            return Err(if policy {
+                cx.note(|| format!("scored 0: {message}"));
+                Outcome::ok(0.0)
+            } else {
+                Outcome::error("media_limit", message)
+            });
+        }
+        if !call.media.is_empty() {
+            let parts: Vec<Value> = call
+                .media
+                .iter()
+                .map(|m| json!({"mime": m.media.mime, "bytes": m.media.bytes, "digest": m.media.digest}))
+                .collect();
+            cx.detail(|| json!({"media": parts}));
+        }
+        Ok(())
     }
 
     /// The prefilter's verdict on the sample's output: `Some(0, ok)` for a candidate that is
@@ -477,7 +718,11 @@ impl Caller {
             return None;
         }
         let fail = self.injection == Injection::Fail;
-        let why = if let Some(d) = guard::degenerate_in(answer, self.min_chars) {
+        // A candidate that is an image (the policy's media part) with no text is not empty.
+        let media_only = self.policy_media && answer.trim().is_empty();
+        let why = if let Some(d) =
+            guard::degenerate_in(answer, self.min_chars).filter(|_| !media_only)
+        {
             Some(d.to_string())
         } else if let Some(max) = self.max_chars.filter(|m| raw.chars().count() > *m) {
             Some(format!("the candidate is longer than max_chars ({max})"))
@@ -571,16 +816,22 @@ impl Caller {
         Some(Outcome::ok(0.0))
     }
 
-    /// One call; usage is counted on the sample; a failure comes back as the node's outcome.
+    /// One call with the prompt's `media` and the grader's attached parts; usage is counted on
+    /// the sample; a failure comes back as the node's outcome.
+    #[allow(clippy::too_many_arguments)]
     pub async fn call(
         &self,
+        s: &Sample,
         messages: Vec<(String, String)>,
+        media: Vec<MediaAt>,
         schema: Option<Value>,
         top_logprobs: Option<u32>,
         started: Instant,
         cx: &mut ScoreCtx,
     ) -> Result<JudgeReply, Outcome> {
-        let call = self.request(messages, schema, top_logprobs);
+        let mut call = self.request(messages, schema, top_logprobs);
+        call.media = media;
+        self.attach(s, &mut call, cx)?;
         let r = self
             .judge
             .judge
@@ -598,7 +849,9 @@ impl Caller {
     #[allow(clippy::too_many_arguments)]
     pub async fn ask(
         &self,
+        s: &Sample,
         messages: Vec<(String, String)>,
+        media: Vec<MediaAt>,
         schema: Value,
         top_logprobs: Option<u32>,
         started: Instant,
@@ -608,7 +861,7 @@ impl Caller {
         context: &str,
     ) -> Result<(JudgeReply, Map<String, Value>), Outcome> {
         let reply = self
-            .call(messages, Some(schema), top_logprobs, started, cx)
+            .call(s, messages, media, Some(schema), top_logprobs, started, cx)
             .await?;
         let m = verdict_object(&reply)
             .and_then(|m| exact_keys(&m, required, optional).map(|()| m))
@@ -636,6 +889,7 @@ impl Caller {
             top_logprobs,
             json_schema: schema,
             extra: self.extra.clone(),
+            media: Vec::new(),
         }
     }
 
@@ -759,6 +1013,8 @@ impl ResultCall {
             )
         };
         let echo = prompt.instructions_text();
+        let mut caller = caller;
+        caller.policy_media |= prompt.policy_media();
         ResultCall {
             caller,
             prompt,
@@ -780,9 +1036,9 @@ impl ResultCall {
         if let Some(o) = self.caller.prefilter(s, cx, &[&self.echo]) {
             return Err(o);
         }
-        let messages = self
+        let (messages, media) = self
             .prompt
-            .render(s, &self.instructions)
+            .render(s, &self.instructions, &self.caller.limits)
             .map_err(|miss| miss.outcome(cx))?;
         let (required, optional): (&[&str], &[&str]) = if self.steps {
             (&["steps", "result"], &[])
@@ -792,7 +1048,9 @@ impl ResultCall {
         let (reply, m) = self
             .caller
             .ask(
+                s,
                 messages,
+                media,
                 self.schema.clone(),
                 top_logprobs,
                 started,

@@ -243,13 +243,19 @@ impl Pairwise {
             self.messages(question.as_deref(), &mine, &theirs),
             self.messages(question.as_deref(), &theirs, &mine),
         ];
-        let calls = orders.into_iter().map(|m| {
-            let call = self.caller.request(m, Some(self.schema.clone()), top);
-            self.caller
-                .judge
-                .judge
-                .call(&self.caller.judge.endpoint, call, deadline)
-        });
+        let mut calls = Vec::with_capacity(2);
+        for m in orders {
+            let mut call = self.caller.request(m, Some(self.schema.clone()), top);
+            if let Err(o) = self.caller.attach(s, &mut call, cx) {
+                return o;
+            }
+            calls.push(
+                self.caller
+                    .judge
+                    .judge
+                    .call(&self.caller.judge.endpoint, call, deadline),
+            );
+        }
         let replies: Vec<Result<JudgeReply, Outcome>> = futures::future::join_all(calls)
             .await
             .into_iter()

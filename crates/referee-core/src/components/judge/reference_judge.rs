@@ -191,7 +191,9 @@ impl ReferenceJudge {
             let m = match self
                 .caller
                 .ask(
+                    s,
                     messages,
+                    Vec::new(),
                     self.commit_schema.clone(),
                     None,
                     started,
@@ -242,7 +244,9 @@ impl ReferenceJudge {
         let (reply, m) = match self
             .caller
             .ask(
+                s,
                 messages,
+                Vec::new(),
                 self.schema.clone(),
                 top,
                 started,

@@ -659,13 +659,14 @@ booleans) or a choice string.",
             Err(miss) => return miss.outcome(cx),
         };
         match self.mode {
-            RubricMode::Likert => self.likert(&rubric, &header, started, cx).await,
-            RubricMode::Verdicts => self.verdicts(&rubric, &header, started, cx).await,
+            RubricMode::Likert => self.likert(s, &rubric, &header, started, cx).await,
+            RubricMode::Verdicts => self.verdicts(s, &rubric, &header, started, cx).await,
         }
     }
 
     async fn verdicts(
         &self,
+        s: &Sample,
         rubric: &Rubric,
         header: &str,
         started: Instant,
@@ -676,14 +677,20 @@ booleans) or a choice string.",
         let batches: Vec<&[Question]> = qs.chunks(size).collect();
         let top = self.soft.then_some(20);
         let deadline = self.caller.deadline.map(|d| started + d);
-        let calls = batches.iter().map(|b| {
+        let mut calls = Vec::with_capacity(batches.len());
+        for b in &batches {
             let (messages, schema) = self.verdict_request(header, b);
-            let call = self.caller.request(messages, Some(schema), top);
-            self.caller
-                .judge
-                .judge
-                .call(&self.caller.judge.endpoint, call, deadline)
-        });
+            let mut call = self.caller.request(messages, Some(schema), top);
+            if let Err(o) = self.caller.attach(s, &mut call, cx) {
+                return o;
+            }
+            calls.push(
+                self.caller
+                    .judge
+                    .judge
+                    .call(&self.caller.judge.endpoint, call, deadline),
+            );
+        }
         let replies = futures::future::join_all(calls).await;
         // Every call is counted before the first failure decides the outcome.
         let replies: Vec<Result<JudgeReply, Outcome>> = replies
@@ -854,6 +861,7 @@ booleans) or a choice string.",
 
     async fn likert(
         &self,
+        s: &Sample,
         rubric: &Rubric,
         header: &str,
         started: Instant,
@@ -881,7 +889,9 @@ response unacceptable. Respond with only a JSON object: {\"reason\": \"a few sen
         let (reply, m) = match self
             .caller
             .ask(
+                s,
                 messages,
+                Vec::new(),
                 schema,
                 top,
                 started,

@@ -352,7 +352,9 @@ number given above its text (not any number written inside it).\n\n{}",
         let (reply, m) = match self
             .caller
             .ask(
+                s,
                 messages,
+                Vec::new(),
                 self.labels.schema(n, self.reasons),
                 top,
                 started,
