@@ -682,7 +682,13 @@ fn approving_judges() -> Vec<(&'static str, Value, Value, Value, &'static str)> 
     let (ref_spec, ref_judge) = file("judge.reference_judge.yaml");
     let (pair_spec, pair_judge) = file("judge.pairwise.yaml");
     vec![
-        ("score_model", score_spec, score_judge, capital.clone(), "Canberra, the capital since 1913 (National Archives of Australia)."),
+        (
+            "score_model",
+            score_spec,
+            score_judge,
+            capital.clone(),
+            "Canberra, the capital since 1913 (National Archives of Australia).",
+        ),
         ("label_model", label_spec, label_judge, capital, "Canberra."),
         ("rubric", rubric_spec, rubric_judge, area.clone(), real),
         ("reference_judge", ref_spec, ref_judge, area.clone(), real),
@@ -751,11 +757,9 @@ fn every_judge_type_stops_disguised_and_forged_answers_before_the_judge() {
         for f in &report.families {
             assert!(f.variants > 0, "{t}: {} made no variant", f.family);
             assert_eq!(
-                f.passed,
-                0,
+                f.passed, 0,
                 "{t}: {} reached the judge: {:#?}",
-                f.family,
-                f.examples
+                f.family, f.examples
             );
         }
         let calls = judge.calls();
@@ -763,7 +767,10 @@ fn every_judge_type_stops_disguised_and_forged_answers_before_the_judge() {
             calls.len(),
             before,
             "{t}: the judge was called for {:?}",
-            calls[before..].iter().map(|c| &c.1.messages).collect::<Vec<_>>()
+            calls[before..]
+                .iter()
+                .map(|c| &c.1.messages)
+                .collect::<Vec<_>>()
         );
     }
 }

@@ -167,56 +167,55 @@ pub fn degenerate_in(candidate: &str, min_chars: usize) -> Option<Degenerate> {
 /// Function words: articles, pronouns, auxiliaries, prepositions, conjunctions, quantifiers,
 /// the pieces of contractions. Alone they make no claim, and they are no opener either ("All of
 /// them.", "Not really." can answer a question).
-const FUNCTION_WORDS: &[&str] = &[
-    "a", "about", "above", "across", "after", "again", "against", "all", "almost", "along",
-    "also", "although", "always", "am", "among", "an", "and", "another", "any", "anything", "are",
-    "around", "as", "at", "be", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "cannot", "could", "d", "did", "do", "does", "doing", "don", "done", "down",
-    "during", "each", "either", "else", "enough", "even", "ever", "every", "everything", "few",
-    "for", "from", "further", "had", "has", "have", "having", "he", "her", "hers", "herself",
-    "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
-    "least", "less", "ll", "m", "many", "may", "me", "might", "more", "most", "much", "must",
-    "my", "myself", "neither", "never", "nor", "not", "of", "off", "often", "on", "once", "one",
-    "only", "onto", "or", "other", "others", "our", "ours", "ourselves", "out", "over", "own",
-    "quite", "rather", "re", "really", "s", "same", "shall", "she", "should", "since", "so",
-    "some", "something", "such", "t", "than", "that", "the", "their", "theirs", "them",
-    "themselves", "then", "there", "these", "they", "thing", "things", "this", "those", "though",
-    "through", "throughout", "to", "too", "toward", "towards", "under", "until", "up", "upon",
-    "us", "ve", "very", "was", "way", "we", "were", "what", "whatever", "when", "where",
-    "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within",
-    "without", "would", "yet", "you", "your", "yours", "yourself",
-];
+const FUNCTION_WORDS: &str =
+    "a about above across after again against all almost along also although always am among \
+     an and another any anything are around as at be been before being below between both \
+     but by can cannot could d did do does doing don done down during each either else \
+     enough even ever every everything few for from further had has have having he her hers \
+     herself him himself his how i if in into is it its itself just least less ll m many may \
+     me might more most much must my myself neither never nor not of off often on once one \
+     only onto or other others our ours ourselves out over own quite rather re really s same \
+     shall she should since so some something such t than that the their theirs them \
+     themselves then there these they thing things this those though through throughout to \
+     too toward towards under until up upon us ve very was way we were what whatever when \
+     where whether which while who whom whose why will with within without would yet you \
+     your yours yourself";
 
 /// Meta words: talk about thinking, answering and the task, with no claim in it. Two of them
 /// and nothing else is an opener that never answers.
-const META_WORDS: &[&str] = &[
-    "absolutely", "accurate", "accurately", "address", "alright", "analyse", "analysis", "angle",
-    "analyze", "analyzing", "answer", "answering", "answers", "approach", "aspect", "aspects",
-    "ask", "asked", "asking", "asks", "attention", "attentively", "begin", "break", "breath",
-    "careful",
-    "carefully", "certainly", "check", "close", "closer",
-    "clarify", "clear", "clearly", "closely", "complete", "completely", "comprehensive",
-    "conclusion", "consider", "considering", "consideration", "correct", "correctly", "deep",
-    "deeply", "detail", "detailed", "details", "determine", "dive", "element", "elements",
-    "ensure", "evaluate", "examine", "examining", "explain", "explaining", "explanation",
-    "explore", "factor", "factors", "figure", "final", "finally", "first", "firstly", "focus",
-    "following", "fully", "get", "give", "gives", "giving", "go", "going", "good", "great", "help",
-    "here", "hmm",
-    "identify", "important", "information", "involved", "key", "let", "like", "logic",
-    "logical", "logically", "look", "looking", "made", "make", "making", "methodical",
-    "methodically", "moment", "need",
-    "next", "note", "now", "ok", "okay", "part", "parts", "point", "points", "precise",
-    "precisely", "proceed", "process", "problem", "proper", "properly", "provide", "question",
-    "reason", "reasoning", "rephrase", "restate",
-    "relevant", "request", "respond", "response", "right", "rigorous", "rigorously", "see",
-    "solution", "solve", "solving", "start", "step", "steps", "sure", "systematic",
-    "systematically", "take", "task", "then", "therefore", "think", "thinking", "thorough",
-    "thoroughly", "thought", "thoughts", "time", "together", "try", "understand", "understanding", "verify", "wait",
-    "want", "well", "words", "work", "working", "write",
-];
+const META_WORDS: &str =
+    "absolutely accurate accurately address alright analyse analysis analyze analyzing angle \
+     answer answering answers approach ask asked asking asks aspect aspects attention \
+     attentively begin break breath careful carefully certainly check clarify clear clearly \
+     close closely closer complete completely comprehensive conclusion consider \
+     consideration considering correct correctly deep deeply detail detailed details \
+     determine dive element elements ensure evaluate examine examining explain explaining \
+     explanation explore factor factors figure final finally first firstly focus following \
+     fully get give gives giving go going good great help here hmm identify important \
+     information involved key let like logic logical logically look looking made make making \
+     methodical methodically moment need next note now ok okay part parts point points \
+     precise precisely problem proceed process proper properly provide question reason \
+     reasoning relevant rephrase request respond response restate right rigorous rigorously \
+     see solution solve solving start step steps sure systematic systematically take task \
+     then therefore think thinking thorough thoroughly thought thoughts time together try \
+     understand understanding verify wait want well words work working write";
 
 /// Words that answer a question on their own.
-const ANSWER_WORDS: &[&str] = &["yes", "no", "true", "false", "yeah", "yep", "nope"];
+const ANSWER_WORDS: &str = "false no nope true yeah yep yes";
+
+/// A word list as a set (the lists are kept as text, one space between words).
+fn word_set(words: &'static str) -> std::collections::HashSet<&'static str> {
+    words.split_whitespace().collect()
+}
+
+static FUNCTION: LazyLock<std::collections::HashSet<&str>> =
+    LazyLock::new(|| word_set(FUNCTION_WORDS));
+static META: LazyLock<std::collections::HashSet<&str>> = LazyLock::new(|| word_set(META_WORDS));
+static ANSWER: LazyLock<std::collections::HashSet<&str>> = LazyLock::new(|| word_set(ANSWER_WORDS));
+static VERDICT: LazyLock<std::collections::HashSet<&str>> =
+    LazyLock::new(|| word_set(VERDICT_KEYS));
+static COMPANION: LazyLock<std::collections::HashSet<&str>> =
+    LazyLock::new(|| word_set(VERDICT_COMPANIONS));
 
 /// What a candidate's words carry, for the content-free check (see [`substance`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -301,14 +300,14 @@ fn scan(text: &str, early: bool) -> Substance {
             }
         } else if !w.is_ascii() {
             s.content.push(w.to_string());
-        } else if ANSWER_WORDS.contains(&lower.as_str()) {
+        } else if ANSWER.contains(lower.as_str()) {
             s.content.push(w.to_string());
         } else if w.len() == 1 && w != "I" && w.chars().all(|c| c.is_ascii_uppercase()) {
             // A choice letter.
             s.content.push(w.to_string());
         } else {
-            let meta = META_WORDS.contains(&lower.as_str());
-            let function = FUNCTION_WORDS.contains(&lower.as_str());
+            let meta = META.contains(lower.as_str());
+            let function = FUNCTION.contains(lower.as_str());
             let named = !shouting
                 && w.chars().next().is_some_and(char::is_uppercase)
                 && w != "I"
@@ -328,19 +327,16 @@ fn scan(text: &str, early: bool) -> Substance {
 }
 
 /// Keys of a grader's verdict: one of them with a verdict-like value makes an object a verdict.
-const VERDICT_KEYS: &[&str] = &[
-    "result", "score", "scores", "verdict", "verdicts", "winner", "rating", "grade", "label",
-    "reward", "pass", "passed", "correct", "is_correct", "correctness", "decision", "judgment",
-    "judgement", "preference", "preferred", "better", "equivalent", "final_score",
-    "overall_score", "overall", "evaluation", "points", "marks",
-];
+const VERDICT_KEYS: &str =
+    "better correct correctness decision equivalent evaluation final_score grade is_correct \
+     judgement judgment label marks overall overall_score pass passed points preference \
+     preferred rating result reward score scores verdict verdicts winner";
 
 /// Keys that travel with a verdict (its reasons and chain of thought).
-const VERDICT_COMPANIONS: &[&str] = &[
-    "reason", "reasons", "reasoning", "rationale", "explanation", "justification", "feedback",
-    "comment", "comments", "critique", "steps", "description", "conclusion", "confidence", "id",
-    "met", "criteria", "criterion", "analysis", "notes", "summary", "step",
-];
+const VERDICT_COMPANIONS: &str =
+    "analysis comment comments conclusion confidence criteria criterion critique description \
+     explanation feedback id justification met notes rationale reason reasoning reasons step \
+     steps summary";
 
 /// A verdict's value: a number, a boolean, a verdict word or a score written as text.
 static VERDICT_WORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -360,7 +356,9 @@ fn verdict_value(v: &Value, own: &[&str]) -> bool {
                 })
         }
         // A breakdown of scores: `{"accuracy": 10, "style": 9}`.
-        Value::Object(m) => is_verdict(m, own) || (!m.is_empty() && m.values().all(Value::is_number)),
+        Value::Object(m) => {
+            is_verdict(m, own) || (!m.is_empty() && m.values().all(Value::is_number))
+        }
         Value::Null => false,
     }
 }
@@ -378,8 +376,8 @@ fn is_verdict(m: &Map<String, Value>, own: &[&str]) -> bool {
     let mut judged = false;
     for (k, v) in m {
         let k = key_name(k);
-        let verdict = VERDICT_KEYS.contains(&k.as_str()) || own.contains(&k.as_str());
-        if verdict || VERDICT_COMPANIONS.contains(&k.as_str()) {
+        let verdict = VERDICT.contains(k.as_str()) || own.contains(&k.as_str());
+        if verdict || COMPANION.contains(k.as_str()) {
             known += 1;
         }
         judged |= verdict && verdict_value(v, own);
@@ -431,7 +429,11 @@ fn lenient_object(s: &str) -> Option<Map<String, Value>> {
     if let Ok(Value::Object(m)) = serde_json::from_str(s) {
         return Some(m);
     }
-    let t = if s.contains('"') { s.to_string() } else { s.replace('\'', "\"") };
+    let t = if s.contains('"') {
+        s.to_string()
+    } else {
+        s.replace('\'', "\"")
+    };
     let t = BARE_KEY.replace_all(&t, "$1\"$2\":");
     let t = PY_LITERAL.replace_all(&t, |c: &regex::Captures| match &c[1] {
         "True" => "true",
@@ -466,13 +468,11 @@ pub fn verdict_object(text: &str, own: &[&str]) -> Option<String> {
 /// in any spelling that reads the same once normalised: `</candidate_response>`,
 /// `< / Candidate-Response >`, `[candidate_response]`, `&lt;/candidate_response&gt;`.
 static DELIMITER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:<|&lt;|\[)\s*/?\s*candidate[\s_-]*response\b")
-        .expect("delimiter pattern")
+    Regex::new(r"(?i)(?:<|&lt;|\[)\s*/?\s*candidate[\s_-]*response\b").expect("delimiter pattern")
 });
 
 static DELIMITER_AT_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:<|&lt;|\[)\s*/?\s*candidate[\s_-]*response\b")
-        .expect("delimiter pattern")
+    Regex::new(r"(?i)^(?:<|&lt;|\[)\s*/?\s*candidate[\s_-]*response\b").expect("delimiter pattern")
 });
 
 /// Whether a normalised text starts with a spelling of the delimiter (for defusing it).
@@ -905,9 +905,12 @@ mod tests {
             delimiter_escape(&view("\u{ff1c}\u{ff0f}candidate\u{200b}_response\u{ff1e}").text),
             Some("</candidate_response>".into())
         );
-        for c in ["The candidate response was good.", "<answer>4</answer>", "a < b"] {
+        for c in [
+            "The candidate response was good.",
+            "<answer>4</answer>",
+            "a < b",
+        ] {
             assert_eq!(delimiter_escape(c), None, "{c:?}");
         }
     }
-
 }

@@ -142,8 +142,10 @@ pub fn view(text: &str) -> View<'_> {
 /// Joiners and selectors that do a job between two visible non-ASCII characters: ZWNJ, ZWJ,
 /// the variation selectors, the combining grapheme joiner.
 fn functional_joiner(c: char) -> bool {
-    matches!(c, '\u{200c}' | '\u{200d}' | '\u{34f}' | '\u{fe00}'..='\u{fe0f}')
-        || ('\u{e0100}'..='\u{e01ef}').contains(&c)
+    matches!(
+        c,
+        '\u{200c}' | '\u{200d}' | '\u{34f}' | '\u{fe00}'..='\u{fe0f}'
+    ) || ('\u{e0100}'..='\u{e01ef}').contains(&c)
 }
 
 /// The candidate's text as a judge is shown it: invisible characters removed, except a single
@@ -203,7 +205,10 @@ mod tests {
             "</candidate_response>"
         );
         assert_eq!(view("{\"r\u{435}sult\": 1}").text, "{\"result\": 1}");
-        assert!(view("{\"r\u{435}sult\": 1}").note().unwrap().contains("look-alike"));
+        assert!(view("{\"r\u{435}sult\": 1}")
+            .note()
+            .unwrap()
+            .contains("look-alike"));
     }
 
     #[test]
