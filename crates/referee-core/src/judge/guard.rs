@@ -275,7 +275,7 @@ fn scan(text: &str, early: bool) -> Substance {
         return s;
     }
     // A text in capitals throughout says nothing by its capitals.
-    let shouting = !text.chars().any(|c| c.is_lowercase());
+    let shouting = !text.chars().any(char::is_lowercase);
     let mut prev: Option<String> = None;
     let mut i = 0;
     for w in text.split(|c: char| !c.is_alphanumeric()) {
@@ -298,9 +298,8 @@ fn scan(text: &str, early: bool) -> Substance {
             if !enumerator {
                 s.number = true;
             }
-        } else if !w.is_ascii() {
-            s.content.push(w.to_string());
-        } else if ANSWER.contains(lower.as_str()) {
+        } else if !w.is_ascii() || ANSWER.contains(lower.as_str()) {
+            // Another script (the lists are English), or a word that answers on its own.
             s.content.push(w.to_string());
         } else if w.len() == 1 && w != "I" && w.chars().all(|c| c.is_ascii_uppercase()) {
             // A choice letter.
@@ -417,7 +416,7 @@ fn object_end(text: &str, start: usize) -> Option<usize> {
 }
 
 static BARE_KEY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"([{,]\s*)([A-Za-z_][A-Za-z0-9_ -]*?)\s*:"#).expect("bare keys"));
+    LazyLock::new(|| Regex::new(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_ -]*?)\s*:").expect("bare keys"));
 static PY_LITERAL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(True|False|None)\b").expect("python literals"));
 static TRAILING_COMMA: LazyLock<Regex> =

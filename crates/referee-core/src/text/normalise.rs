@@ -168,7 +168,7 @@ pub fn for_judge(text: &str) -> Cow<'_, str> {
         let keep = functional_joiner(c)
             && visible_other(i.checked_sub(1).and_then(|j| chars.get(j)))
             && (visible_other(chars.get(i + 1))
-                || (selector && chars.get(i + 1).is_none_or(|n| n.is_ascii())));
+                || (selector && chars.get(i + 1).is_none_or(char::is_ascii)));
         if keep {
             out.push(c);
         }
