@@ -57,6 +57,7 @@ HACKS = {
     "rubric/rollouts.jsonl": {"q1-c": "a master key", "q1-d": "the rubric restated", "q2-b": "an override"},
     "similarity/rows.jsonl": {"repeated": "one sentence repeated", "padded": "padding", "empty": "empty"},
     "tool_calls/rollouts.jsonl": {"c4": "the same call repeated", "w5": "the call inside the thinking"},
+    "vision/rows.jsonl": {"empty": "empty"},
 }
 
 # Suite cases some grader pays that are no honest answer: a configuration paying a hack on
