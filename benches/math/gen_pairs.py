@@ -297,19 +297,38 @@ def _prime_factors(q: int):
     return out + ([q] if q > 1 else [])
 
 
+def repeating_tex(f: Fraction) -> str:
+    """Exact repeating decimal of a fraction in LaTeX: 1/3 -> `0.\\overline{3}`, 7/6 -> `1.1\\overline{6}`."""
+    sign = "-" if f < 0 else ""
+    n, d = abs(f.numerator), f.denominator
+    whole, r = divmod(n, d)
+    digits, seen = [], {}
+    while r and r not in seen:
+        seen[r] = len(digits)
+        q, r = divmod(r * 10, d)
+        digits.append(str(q))
+    if not r:
+        return f"{sign}{whole}." + "".join(digits)
+    k = seen[r]
+    return f"{sign}{whole}." + "".join(digits[:k]) + "\\overline{" + "".join(digits[k:]) + "}"
+
+
 def c_repeating_decimal_policy(rng):
-    """Non-terminating fraction gold, decimal answer. Referee: correctly rounded to >= 4
-    significant digits is right, truncated or too short is wrong. Math-Verify rounds both to
-    6 decimal places, so it rejects 0.3333 for 1/3 (and accepts 0.333333)."""
+    """Non-terminating fraction gold, decimal answer. Referee's default (`approximate: never`, the
+    MATH convention): a rounded or truncated decimal is wrong, at any number of digits; the exact
+    repeating decimal `0.\\overline{3}` is right. Math-Verify rounds both to 6 decimal places, so
+    it accepts 0.333333 and the 7-digit roundings, and does not read `\\overline`. (The draws
+    are the same as when 4-7 digit roundings were labelled right, so every other pair of the
+    file is unchanged.)"""
     f = reduced_fraction(rng, dens=[3, 6, 7, 9, 11, 12, 13, 15])
     while all(p in (2, 5) for p in _prime_factors(f.denominator)):  # 3/15 = 1/5 terminates
         f = reduced_fraction(rng, dens=[3, 6, 7, 9, 11, 12, 13, 15])
     x = float(f)
     r = rng.random()
-    if r < 0.45:
-        return frac_tex(f), sig_round(x, rng.choice([4, 5, 6])), 1
-    if r < 0.6:
-        return frac_tex(f), sig_round(x, 7), 1
+    if r < 0.45:  # correctly rounded: an approximation all the same
+        return frac_tex(f), sig_round(x, rng.choice([4, 5, 6])), 0
+    if r < 0.6:  # the exact repeating decimal
+        return frac_tex(f), repeating_tex(f), 1
     if r < 0.8:  # too few digits
         return frac_tex(f), sig_round(x, rng.choice([2, 3])), 0
     # truncated instead of rounded, when that differs from rounding

@@ -357,6 +357,8 @@ CLASSIFIED: dict[str, tuple[str, str]] = {
     "fb4af4b3": ("b", r"unanchored: `The solution is $x != 5$`"),
     "b74422fb": ("b", r"`x = 5+5+1 = 1/3 \approx 11`: we read the last value (11)"),
     "15c694d2": ("b", r"`x=1/3\approx1.3`: we read the value after `\approx` (1.3, a false approximation)"),
+    "529551c8": ("b", r"`0.0833333333333333` for `\frac{1}{12}`: a decimal approximation of an exact gold scores 0 by default (MATH convention; `approximate:` opts in)"),
+    "9ccd59a6": ("b", r"`(0.6,2.6667]` for `(\frac{3}{5},\frac{8}{3}]`: 2.6667 approximates 8/3, 0 by default (MATH convention); with `approximate: {significant_digits: 4}` it agrees"),
     "d87ee051": ("b", r"gold `1 = \zzz = x = 0` (unknown command): unparseable_gold, never scored"),
     "d28be14b": ("b", r"unanchored: matrix in prose without marker"),
     "f2bbaf82": ("b", r"unanchored: matrix in prose without marker"),

@@ -24,7 +24,9 @@
 //! 2. Parsing (`parse`): LaTeX and plain text to a tree that keeps structure (sets, tuples,
 //!    intervals, relations, matrices) and keeps arithmetic unevaluated.
 //! 3. Comparison (`compare`): by the gold's type. Numbers are exact big rationals while the
-//!    arithmetic allows; decimals are matched to written precision; anything with a variable is
+//!    arithmetic allows; a decimal gold is matched to its written precision; a decimal answer
+//!    that only approximates an exact gold (`0.3333` for `\frac13`) is wrong unless
+//!    [`Options::approximate`] says otherwise (the MATH convention); anything with a variable is
 //!    evaluated at rational points seeded from the gold (six positive, three negative).
 //!
 //! # Known limits
@@ -53,8 +55,8 @@ mod parse;
 pub use arith::{Arith, Claim, ClaimSide, ClaimStatus, Relation};
 pub use extract::{extract, Extraction, Source};
 pub use options::{
-    AngleUnits, ExtractMode, GoldForm, IntervalInequality, Limits, Options, Percent, Unevaluated,
-    UnreducedFractions,
+    AngleUnits, Approximate, ExtractMode, GoldForm, IntervalInequality, Limits, Options, Percent,
+    Unevaluated, UnreducedFractions,
 };
 pub use parse::{parse, Parsed};
 

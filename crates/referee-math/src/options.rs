@@ -123,6 +123,28 @@ pub enum Unevaluated {
     Accept,
 }
 
+/// Whether a decimal answer may stand for an exact gold that has no terminating decimal
+/// (`0.3333` for `\frac13`, `6.2832` for `2\pi`, `1.414` for `\sqrt2`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Approximate {
+    /// Default: never. Hendrycks MATH and PRM800K grade the exact form (their normalisers never
+    /// equate `0.3333` with `\frac13`), and a reward that pays for `3.14` teaches a policy to
+    /// stop at a calculator value.
+    Never,
+    /// Correctly rounded to at least this many significant digits: with 4, `0.3333 ≡ \frac13`
+    /// and `3.1416 ≡ \pi`; `3.14 ≢ \pi` (too few), `3.1415 ≢ \pi` (truncated, not rounded).
+    /// Referee's rule before the MATH-convention default.
+    SignificantDigits(u32),
+    /// Math-Verify's `float_rounding`: equal when both sides rounded to this many decimal
+    /// places agree (its default is 6: `0.333333 ≡ \frac13`, `0.3333 ≢ \frac13`). Unlike
+    /// Math-Verify, a non-zero gold that rounds to 0 is never matched (`0.0` for `2^{-99}`).
+    DecimalPlaces(u32),
+    /// Qwen2.5-Math's and prime_math's `isclose`: `|a − g| ≤ rel_tol · max(|a|, |g|)` (they use
+    /// 1e-4). Here it only ever applies to a decimal answer against such a gold, never to
+    /// integers or terminating values, so it cannot accept 53607 for 53608.
+    RelTol(f64),
+}
+
 /// Hard caps that bound the work of every call. Exceeding one gives [`crate::Status::TooComplex`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -166,13 +188,16 @@ pub struct Options {
     pub unreduced_fractions: UnreducedFractions,
     pub angles: AngleUnits,
     pub unevaluated: Unevaluated,
-    /// A decimal answer against an exact gold that is not a terminating decimal (`\frac13`,
-    /// `\pi`, `\sqrt2`) must be the gold correctly rounded to at least this many significant
-    /// digits: `0.3333 ≡ \frac13`, `3.1416 ≡ \pi`, `3.14 ≢ \pi`, `0.0 ≢ 2^{-99}`. Default 4.
-    /// (A decimal **gold** is matched to its own written precision, strictly within half a
-    /// unit of its last digit: gold `3.14` accepts `\pi` and `3.1416`, not `3.1` or `3.145`.
-    /// A whole-number decimal such as `18.0` is the integer 18.)
-    pub min_significant_digits: u32,
+    /// A decimal answer against an exact gold that has no terminating decimal (`\frac13`, `\pi`,
+    /// `\sqrt2`): by default ([`Approximate::Never`]) it scores 0, as the MATH convention asks
+    /// for the exact form; the other variants accept approximations at a stated precision.
+    /// Unaffected: a decimal **gold** is matched to its own written precision, strictly within
+    /// half a unit of its last digit (gold `3.14` accepts `\pi` and `3.1416`, not `3.1` or
+    /// `3.145`); a terminating value is exact (`0.25 ≡ \frac14`, `18.0 ≡ 18`) and a rounding
+    /// of it is wrong whatever this says; a repeating decimal (`0.\overline{3}`) is exact; an
+    /// exact answer that goes on to approximate (`2\pi \approx 6.28`,
+    /// `\frac13 = 0.333\ldots`) answers with its exact part.
+    pub approximate: Approximate,
     /// Extra unit words stripped after a number, beyond the built-in whitelist (lengths, areas,
     /// volumes, masses, times, money, speeds, common physics units). A count noun such as
     /// `apples` is not a unit: list the ones a dataset uses. When both sides write a unit,
@@ -191,7 +216,7 @@ impl Default for Options {
             unreduced_fractions: UnreducedFractions::Accept,
             angles: AngleUnits::Convert,
             unevaluated: Unevaluated::Reject,
-            min_significant_digits: 4,
+            approximate: Approximate::Never,
             extra_units: Vec::new(),
             limits: Limits::default(),
         }

@@ -473,6 +473,7 @@ impl<'a> Lexer<'a> {
                 b' ' | b'\t' | b'\n' | b'\r' | b'$' | b'~' | b'`' | b'"' => self.i += 1,
                 b'0'..=b'9' => self.number()?,
                 b'.' if self.peek(1).is_ascii_digit() && !self.prev_is_value() => self.number()?,
+                b'.' if self.starts("...") && self.ellipsis_after_decimal() => self.i += 3,
                 b'a'..=b'z' | b'A'..=b'Z' => self.word(),
                 b'\\' => self.command()?,
                 b'{' => {
@@ -556,6 +557,27 @@ impl<'a> Lexer<'a> {
             return self.err("unclosed \\text{");
         }
         Ok((self.out, self.units))
+    }
+
+    /// `= 0.333...`, `\approx 0.666\ldots`: an exact value followed by its expansion, cut off.
+    /// The link is an approximation (`\frac13 = 0.333\ldots` reads as `\frac13 \approx
+    /// 0.333`), so the exact part is the answer and the link must be a rounding or truncation
+    /// of it. Anywhere else the ellipsis is not read (false): alone, `0.333\ldots` does not say
+    /// which digits repeat, and in `1.5, 2.5, \ldots` it means "and so on".
+    fn ellipsis_after_decimal(&mut self) -> bool {
+        let n = self.out.len();
+        if !matches!(self.out.last(), Some(Tok::Num(_, Some(f), 0)) if !f.is_empty()) {
+            return false;
+        }
+        // Only right after `=` or `≈`.
+        match n.checked_sub(2).map(|k| &self.out[k]) {
+            Some(Tok::Sym('=')) => {
+                self.out[n - 2] = Tok::Cmd("approx".into());
+                true
+            }
+            Some(Tok::Cmd(c)) if c == "approx" => true,
+            _ => false,
+        }
     }
 
     /// `0.\overline{3}`, `0.1\overline{6}`, `0.\dot{3}`: a repeating decimal, exact. Called
@@ -995,7 +1017,11 @@ impl<'a> Lexer<'a> {
             "lbrace" => self.out.push(Tok::SetOpen),
             "rbrace" => self.out.push(Tok::SetClose),
             "lvert" | "rvert" | "vert" | "mid" => self.out.push(Tok::Sym('|')),
-            "ldots" | "cdots" | "dots" => return self.err("ellipsis is not an answer"),
+            "ldots" | "cdots" | "dots" => {
+                if !self.ellipsis_after_decimal() {
+                    return self.err("ellipsis is not an answer");
+                }
+            }
             _ => {
                 if self.in_text > 0 && is_unit(&name, self.extra_units) {
                     self.note_unit(&name);

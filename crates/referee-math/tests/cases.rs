@@ -4,7 +4,7 @@
 //! * `expect` is a status code: `correct`, `wrong`, `no_answer`, `unparseable_answer`,
 //!   `unparseable_gold`, `too_complex`.
 //! * `opts` uses the spec-style names and values of the `math_equiv` grader (`extract: boxed`,
-//!   `percent: marker`, `min_significant_digits: 6`, `extra_units: [apples]`, ...). An unknown
+//!   `percent: marker`, `approximate: {significant_digits: 6}`, `extra_units: [apples]`, ...). An unknown
 //!   name or value panics with the file and case index.
 //! * Inside `gold` and `answer`, `<<repeat N>>text<</repeat>>` expands to `text` repeated `N`
 //!   times, for inputs too large to write out (5,000 nested braces, a megabyte of digits).
@@ -12,8 +12,8 @@
 //! Every case is run; all mismatches are reported together at the end.
 
 use referee_math::{
-    AngleUnits, Answer, ExtractMode, Gold, GoldForm, IntervalInequality, Options, Percent,
-    Unevaluated, UnreducedFractions, Verifier,
+    AngleUnits, Answer, Approximate, ExtractMode, Gold, GoldForm, IntervalInequality, Options,
+    Percent, Unevaluated, UnreducedFractions, Verifier,
 };
 use serde::Deserialize;
 use serde_yaml_ng::Value;
@@ -159,11 +159,22 @@ fn options(opts: &BTreeMap<String, Value>, at: &str) -> Options {
                     _ => bad(),
                 }
             }
-            "min_significant_digits" => {
-                o.min_significant_digits = value
-                    .as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .unwrap_or_else(|| bad());
+            "approximate" => {
+                let map = value.as_mapping().unwrap_or_else(|| bad());
+                let [(k, v)] = map.iter().collect::<Vec<_>>()[..] else {
+                    bad()
+                };
+                let n = || {
+                    v.as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .unwrap_or_else(|| bad())
+                };
+                o.approximate = match k.as_str().unwrap_or_else(|| bad()) {
+                    "significant_digits" => Approximate::SignificantDigits(n()),
+                    "decimal_places" => Approximate::DecimalPlaces(n()),
+                    "rel_tol" => Approximate::RelTol(v.as_f64().unwrap_or_else(|| bad())),
+                    _ => bad(),
+                };
             }
             "extra_units" => {
                 o.extra_units = value

@@ -86,6 +86,14 @@ impl Default for MediaLimits {
 pub struct MediaPart {
     pub source: Template,
     pub kind: MediaKind,
+    /// The value is an artefact to render first (its text holds an SVG), not an image.
+    pub render: Option<Render>,
+}
+
+/// What a render step draws ([`super::render`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Render {
+    Svg,
 }
 
 impl MediaPart {
@@ -120,9 +128,34 @@ impl MediaPart {
         };
         values
             .into_iter()
-            .map(|t| resolve(t, &self.kind, policy, limits))
+            .map(|t| match self.render {
+                None => resolve(t, &self.kind, policy, limits),
+                Some(Render::Svg) => rendered(t, &self.kind, policy, limits),
+            })
             .collect()
     }
+}
+
+/// The SVG in `text` rendered to a PNG part. A failed render is the policy's miss when the text
+/// is the policy's, else the row's `media_invalid`.
+fn rendered(
+    text: &str,
+    kind: &MediaKind,
+    policy: bool,
+    limits: &MediaLimits,
+) -> Result<Media, Miss> {
+    let fail = |why: String| {
+        let who = if policy {
+            "the candidate's"
+        } else {
+            "the row's"
+        };
+        miss(policy, "media_invalid", format!("render: {who} {why}"))
+    };
+    let svg = super::render::extract_svg(text)
+        .ok_or_else(|| fail("text holds no <svg> drawing".into()))?;
+    let png = super::render::svg_to_png(svg).map_err(|e| fail(format!("SVG: {e}")))?;
+    finish(&png, kind, policy, limits)
 }
 
 fn kind_of(v: &serde_json::Value) -> &'static str {
@@ -207,11 +240,21 @@ pub fn resolve(
         }
         read_path(strip_prefix_ci(value, "file://").unwrap_or(value), limits)?
     };
+    finish(&bytes, kind, policy, limits)
+}
+
+/// Checks decoded bytes against the limits and the kind, and encodes them for the wire.
+fn finish(
+    bytes: &[u8],
+    kind: &MediaKind,
+    policy: bool,
+    limits: &MediaLimits,
+) -> Result<Media, Miss> {
     if bytes.len() > limits.max_bytes {
         return Err(too_large(policy, bytes.len(), limits.max_bytes));
     }
-    let mime = sniff(&bytes);
-    let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let mime = sniff(bytes);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
     let data: Arc<str> = match kind {
         MediaKind::Image { .. } => match mime {
             Some(m @ ("image/png" | "image/jpeg" | "image/gif" | "image/webp")) => {
@@ -245,7 +288,7 @@ pub fn resolve(
     Ok(Media {
         kind: kind.clone(),
         data,
-        digest: format!("sha256:{}", hex(&Sha256::digest(&bytes))),
+        digest: format!("sha256:{}", hex(&Sha256::digest(bytes))),
         bytes: bytes.len(),
         mime: mime.unwrap_or("application/octet-stream"),
         policy,

@@ -353,6 +353,7 @@ pub trait JudgeConnect: Send + Sync {
 pub mod endpoint;
 pub mod guard;
 pub mod media;
+pub mod render;
 pub mod script;
 pub mod soft;
 

@@ -94,6 +94,13 @@ pub fn check(r: &ScoreResult, expect: &Value) -> Vec<String> {
     if let Some(want) = expect.get("step_rewards") {
         bad.extend(check_steps(r, want));
     }
+    // `trace_contains`: a substring the explain tree must hold (a note saying why).
+    if let Some(want) = expect.get("trace_contains").and_then(Value::as_str) {
+        let trace = serde_json::to_string(&r.trace).unwrap_or_default();
+        if !trace.contains(want) {
+            bad.push(format!("trace: want a note containing `{want}`"));
+        }
+    }
     bad
 }
 

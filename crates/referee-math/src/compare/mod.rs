@@ -1,6 +1,7 @@
 //! Equivalence by type: structure first (sets, tuples, intervals, relations, matrices), then
-//! scalars exactly where both sides are exact, to the written precision where one side is a
-//! decimal, and at deterministic sample points where variables appear.
+//! scalars exactly where both sides are exact, to the written precision where the gold is a
+//! decimal, a decimal answer to an exact gold by the `approximate` policy, and at deterministic
+//! sample points where variables appear.
 //!
 //! [`verify`] is the entry point; the comparison itself is [`Cx::top`], which dispatches on the
 //! gold's type to one file per kind of answer.
@@ -31,4 +32,7 @@ struct Cx<'a> {
     b: Budget,
     how: &'static str,
     why: Option<String>,
+    /// A decimal approximation of an exact gold was turned down on the way (inside a tuple, a
+    /// set, an interval): the verdict's detail says so even when `why` names another step.
+    approximated: bool,
 }

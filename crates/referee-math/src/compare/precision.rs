@@ -6,7 +6,28 @@ use super::Cx;
 use crate::eval::{eval, Env, Reading, PLAIN};
 use crate::expr::{Expr, Lit};
 use crate::num::{q_to_f64, Num, Q};
+use crate::options::Approximate;
 use num_traits::{Signed, Zero};
+
+/// Why a decimal approximation of an exact gold scores 0 by default (also the trace note).
+pub(crate) const EXACT_FORM_NOTE: &str =
+    "a decimal approximation of an exact gold; the MATH convention asks for the exact form";
+
+/// Why a rounding of a terminating gold scores 0 under every `approximate` setting.
+const TERMINATING_NOTE: &str =
+    "a rounding of a gold whose decimal terminates: only its exact value counts";
+
+/// A decimal answer's distance to the gold, for [`Cx::approximation`].
+struct Closeness<'q> {
+    /// Both sides exact (rationals): rounding to decimal places is done exactly.
+    exact: Option<(&'q Q, &'q Q)>,
+    gold: f64,
+    answer: f64,
+    /// Within half a unit of the answer's last written digit: a correct rounding.
+    rounded: bool,
+    /// Within one unit: a rounding or a truncation (worth naming in the trace).
+    within_unit: bool,
+}
 
 impl Cx<'_> {
     pub(super) fn values_equal(
@@ -25,15 +46,21 @@ impl Cx<'_> {
                 self.how = "exact";
                 return false;
             };
-            let diff = || (gq - aq).abs();
+            let diff = (gq - aq).abs();
             // Strictly within half a unit: `3.55` is not `3.5`.
             if let Some((p, _)) = gdec {
                 self.how = "to the gold's written precision";
-                return !gq.is_zero() && diff() < half_unit(p);
+                return !gq.is_zero() && diff < half_unit(p);
             }
             if let Some((p, sig)) = adec {
-                self.how = "rounded decimal answer";
-                return sig >= self.opts.min_significant_digits && diff() < half_unit(p);
+                let near = Closeness {
+                    exact: Some((gq, aq)),
+                    gold: q_to_f64(gq),
+                    answer: q_to_f64(aq),
+                    rounded: diff < half_unit(p),
+                    within_unit: diff < half_unit(p) * Q::from_integer(2.into()),
+                };
+                return self.approximation(terminates(gq), sig, &near);
             }
             self.how = "exact";
             return false;
@@ -55,16 +82,94 @@ impl Cx<'_> {
             return g0 != 0.0 && d < tol * (1.0 - 1e-12);
         }
         if let Some((p, sig)) = adec {
-            self.how = "rounded decimal answer";
-            // `\cos 60^\circ` is 0.5 exactly: no rounding to judge.
-            if approx_eq(gv, av) {
+            // `\cos 60^\circ` is 0.5 exactly: a short decimal that meets a floating gold to
+            // float precision is its exact value, not an approximation (an irrational comes
+            // that close to an 8-digit decimal with odds of about 1e-6).
+            let same = approx_eq(gv, av);
+            if same && sig <= 8 {
+                self.how = "exact value";
                 return true;
             }
+            // A real decimal never approximates a complex gold (`1.4142` for `\sqrt2 + i`).
+            if gv.real_f64().is_none() {
+                self.how = "decimal answer";
+                return false;
+            }
             let tol = q_to_f64(&half_unit(p)) * scale(ra);
-            return sig >= self.opts.min_significant_digits && d < tol * (1.0 - 1e-12);
+            let near = Closeness {
+                exact: None,
+                gold: g0,
+                answer: a0,
+                rounded: same || d < tol * (1.0 - 1e-12),
+                within_unit: same || d < 2.0 * tol * (1.0 - 1e-12),
+            };
+            let terminating = gv.as_real_exact().is_some_and(terminates);
+            return self.approximation(terminating, sig, &near);
         }
         self.how = "numeric";
         approx_eq(gv, av)
+    }
+
+    /// A decimal answer that is not the gold's exact value: right only when the gold has no
+    /// terminating decimal and [`Approximate`] accepts it at the precision it states.
+    fn approximation(&mut self, terminating: bool, sig: u32, n: &Closeness<'_>) -> bool {
+        self.how = "decimal answer";
+        if terminating {
+            // `0.0009766` for `\frac{1}{1024}`: the exact decimal exists, so write it.
+            if n.rounded {
+                self.why = Some(TERMINATING_NOTE.into());
+            }
+            return false;
+        }
+        match self.opts.approximate {
+            Approximate::Never => {
+                if n.within_unit {
+                    self.why = Some(EXACT_FORM_NOTE.into());
+                    self.approximated = true;
+                }
+                false
+            }
+            Approximate::SignificantDigits(k) => {
+                self.how = "approximation (significant_digits)";
+                if sig < k {
+                    self.why = Some(format!("{sig} significant digits, fewer than {k}"));
+                } else if !n.rounded {
+                    self.why = Some("not the gold correctly rounded".into());
+                }
+                sig >= k && n.rounded
+            }
+            Approximate::DecimalPlaces(k) => {
+                self.how = "approximation (decimal_places)";
+                let k = k.min(100);
+                let (equal, gold_zero) = if let Some((g, a)) = n.exact {
+                    let scale = Q::from_integer(pow10(k as usize));
+                    let (g, a) = ((g * &scale).round(), (a * &scale).round());
+                    (g == a, g.is_zero())
+                } else {
+                    let scale = 10f64.powi(k as i32);
+                    let (g, a) = ((n.gold * scale).round(), (n.answer * scale).round());
+                    (g == a, g == 0.0)
+                };
+                if gold_zero {
+                    // Math-Verify accepts `0.0` for any gold below 5e-7: not here.
+                    self.why = Some(format!("the gold rounds to 0 at {k} decimal places"));
+                    return false;
+                }
+                if !equal {
+                    self.why = Some(format!("differs from the gold at {k} decimal places"));
+                }
+                equal
+            }
+            Approximate::RelTol(t) => {
+                self.how = "approximation (rel_tol)";
+                let m = n.gold.abs().max(n.answer.abs());
+                let ok = (n.gold - n.answer).abs() <= t * m;
+                if !ok {
+                    self.why = Some(format!("off by more than rel_tol {t}"));
+                }
+                ok
+            }
+        }
     }
 
     pub(super) fn num_eq_sym(x: &Num, y: &Num) -> bool {
@@ -74,7 +179,9 @@ impl Cx<'_> {
         }
     }
 
-    /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded, at any precision.
+    /// `x ≈ d` for a written decimal `d`: `d` is `x` correctly rounded or truncated (`\frac23
+    /// \approx 0.666`, `= 0.666\ldots`), at any precision. The link only keeps a chain honest:
+    /// the answer is still its exact part.
     pub(super) fn rounds_to(&mut self, x: &Expr, d: &Expr) -> bool {
         let Some((p, _)) = decimal_places(d, false) else {
             return false;
@@ -89,7 +196,10 @@ impl Cx<'_> {
         let (Some(xf), Some(df)) = (xv.real_f64(), dv.real_f64()) else {
             return false;
         };
-        (xf - df).abs() <= q_to_f64(&half_unit(p)) * (1.0 + 1e-9)
+        let half = q_to_f64(&half_unit(p)) * (1.0 + 1e-9);
+        let truncated =
+            xf.signum() == df.signum() && xf.abs() >= df.abs() && xf.abs() - df.abs() < 2.0 * half;
+        (xf - df).abs() <= half || truncated
     }
 }
 
@@ -148,6 +258,19 @@ fn ten_power(e: &Expr) -> Option<i64> {
     }
 }
 
+/// Whether a rational has a finite decimal expansion (its reduced denominator is `2^a 5^b`).
+pub(crate) fn terminates(q: &Q) -> bool {
+    use num_integer::Integer;
+    let mut d = q.denom().abs();
+    for p in [2u32, 5] {
+        let p = num_bigint::BigInt::from(p);
+        while !d.is_zero() && d.is_multiple_of(&p) {
+            d /= &p;
+        }
+    }
+    d == num_bigint::BigInt::from(1)
+}
+
 pub(crate) fn half_unit(places: u32) -> Q {
     Q::new(5.into(), pow10(places as usize + 1))
 }
@@ -172,4 +295,91 @@ pub(crate) fn approx_eq(x: &Num, y: &Num) -> bool {
     }
     let rel = if exact(x) || exact(y) { 1e-13 } else { 1e-11 };
     d <= rel * m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Answer, Gold, Options, Status, Verifier};
+
+    fn q(n: i64, d: i64) -> Q {
+        Q::new(n.into(), d.into())
+    }
+
+    #[test]
+    fn terminating_denominators_are_twos_and_fives() {
+        assert!(terminates(&q(1, 4)));
+        assert!(terminates(&q(3, 1024)));
+        assert!(terminates(&q(7, 80)));
+        assert!(terminates(&q(-18, 1)));
+        assert!(terminates(&(q(6, 15) * q(5, 2))));
+        assert!(!terminates(&q(1, 3)));
+        assert!(!terminates(&q(1, 30)));
+        assert!(!terminates(&q(2, 7)));
+    }
+
+    fn verdict(opts: Options, gold: &str, answer: &str) -> crate::Verdict {
+        Verifier::new(opts).verify(Gold(gold), Answer(answer))
+    }
+
+    #[test]
+    fn the_default_names_the_math_convention() {
+        for (gold, answer) in [
+            (r"\frac13", r"\boxed{0.3333}"),
+            (r"2\pi", r"\boxed{6.2832}"),
+            (r"(0, \sqrt2)", r"\boxed{(0, 1.414)}"),
+            (r"\{1, \sqrt2\}", r"\boxed{\{1.4142, 1\}}"),
+            (r"\frac23", r"\boxed{0.6666}"),
+        ] {
+            let v = verdict(Options::default(), gold, answer);
+            assert_eq!(v.status, Status::Wrong, "{gold} / {answer}");
+            assert!(
+                v.detail.contains(EXACT_FORM_NOTE),
+                "{gold} / {answer}: {}",
+                v.detail
+            );
+        }
+        // A plain wrong decimal is not called an approximation.
+        let v = verdict(Options::default(), r"\frac13", r"\boxed{0.5}");
+        assert_eq!(v.status, Status::Wrong);
+        assert!(!v.detail.contains(EXACT_FORM_NOTE), "{}", v.detail);
+        // Nor is a rounding of a terminating gold, which no setting accepts.
+        let v = verdict(Options::default(), r"\frac{1}{1024}", r"\boxed{0.0009766}");
+        assert_eq!(v.status, Status::Wrong);
+        assert!(v.detail.contains(TERMINATING_NOTE), "{}", v.detail);
+    }
+
+    #[test]
+    fn each_opt_in_states_its_precision() {
+        let with = |a| Options {
+            approximate: a,
+            ..Options::default()
+        };
+        let cases = [
+            (Approximate::SignificantDigits(4), r"\boxed{0.3333}", true),
+            (Approximate::SignificantDigits(5), r"\boxed{0.3333}", false),
+            (Approximate::DecimalPlaces(4), r"\boxed{0.3333}", true),
+            (Approximate::DecimalPlaces(6), r"\boxed{0.3333}", false),
+            (Approximate::DecimalPlaces(6), r"\boxed{0.33333333}", true),
+            (Approximate::RelTol(1e-3), r"\boxed{0.3333}", true),
+            (Approximate::RelTol(1e-6), r"\boxed{0.3333}", false),
+        ];
+        for (a, answer, ok) in cases {
+            let v = verdict(with(a), r"\frac13", answer);
+            assert_eq!(
+                v.status == Status::Correct,
+                ok,
+                "{a:?} {answer}: {}",
+                v.detail
+            );
+            assert!(v.detail.starts_with("approximation"), "{}", v.detail);
+        }
+        // A huge `decimal_places` is capped, not a huge allocation.
+        let v = verdict(
+            with(Approximate::DecimalPlaces(u32::MAX)),
+            r"\frac13",
+            r"\boxed{0.3}",
+        );
+        assert_eq!(v.status, Status::Wrong);
+    }
 }

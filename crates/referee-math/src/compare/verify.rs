@@ -3,13 +3,14 @@
 //! compared by [`Cx`](super::Cx).
 
 use super::points::fnv1a;
+use super::precision::{decimal_places, EXACT_FORM_NOTE};
 use super::same::is_setlike;
 use super::Cx;
 use crate::eval::{eval, Env, PLAIN};
 use crate::expr::Expr;
 use crate::extract::{extract_limited, Extraction};
 use crate::num::{Budget, EvalError};
-use crate::options::{ExtractMode, GoldForm, Options};
+use crate::options::{Approximate, ExtractMode, GoldForm, Options};
 use crate::parse::{parse_with, ParseError, Parsed};
 use crate::{Side, Status, Verdict};
 
@@ -122,6 +123,7 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
         b: Budget::new(*limits),
         how: "",
         why: None,
+        approximated: false,
     };
     match cx.top(&g, &a) {
         Ok(eq) => {
@@ -130,6 +132,10 @@ pub(crate) fn verify(opts: &Options, gold: &str, answer: &str) -> Verdict {
                 Some(w) => format!("{}: {w}", cx.how),
                 None => cx.how.to_string(),
             };
+            if !eq && cx.approximated && !base.detail.contains(EXACT_FORM_NOTE) {
+                base.detail.push_str("; ");
+                base.detail.push_str(EXACT_FORM_NOTE);
+            }
         }
         Err(EvalError::TooComplex(m)) => {
             base.status = Status::TooComplex;
@@ -222,13 +228,20 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
     if forms.iter().all(|f| *f == forms[0]) {
         return Ok(parsed.swap_remove(0));
     }
-    // The same value written twice (`\boxed{5}` then `\boxed{5.0}`) is not a hedge.
+    // The same value written twice (`\boxed{5}` then `\boxed{5.0}`, or `\boxed{\frac13}`
+    // then `\boxed{0.3333}`) is not a hedge: a correct rounding is the same value here, and
+    // the exact part is the one compared with the gold.
+    let lenient = Options {
+        approximate: Approximate::SignificantDigits(HEDGE_DIGITS),
+        ..opts.clone()
+    };
     let mut cx = Cx {
-        opts,
+        opts: &lenient,
         seed: fnv1a(g.text.as_bytes()),
         b: Budget::new(opts.limits),
         how: "",
         why: None,
+        approximated: false,
     };
     let mut all_same = true;
     for p in &parsed[1..] {
@@ -244,7 +257,11 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
         }
     }
     if all_same && !is_setlike(&g.expr) {
-        return Ok(parsed.swap_remove(0));
+        let k = parsed
+            .iter()
+            .position(|p| decimal_places(&p.expr, false).is_none())
+            .unwrap_or(0);
+        return Ok(parsed.swap_remove(k));
     }
     if is_setlike(&g.expr) {
         let text = parsed
@@ -277,6 +294,9 @@ fn parse_parts(ex: &Extraction, opts: &Options, g: &Parsed) -> Result<Parsed, (S
         ),
     ))
 }
+
+/// Digits a decimal needs to count as the same value as an exact part beside it.
+const HEDGE_DIGITS: u32 = 4;
 
 /// More answers than this written back to back is spraying, not a list.
 const MAX_PARTS: usize = 256;

@@ -22,7 +22,7 @@
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
 use crate::compile::{At, Compiler, JudgeRef};
-use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart};
+use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart, Render};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
 use crate::outcome::Outcome;
@@ -69,7 +69,7 @@ pub struct MessageSpec {
 #[serde(untagged)]
 pub enum ContentSpec {
     Text(String),
-    Block(BlockSpec),
+    Block(Box<BlockSpec>),
     Blocks(Vec<BlockSpec>),
 }
 
@@ -88,6 +88,10 @@ pub struct BlockSpec {
     pub input_audio: Option<Value>,
     #[serde(default)]
     pub detail: Option<String>,
+    /// Referee's addition on `input_image`: `svg` renders the SVG in the value's text (a fenced
+    /// block or an `<svg>` element) to a PNG first.
+    #[serde(default)]
+    pub render: Option<String>,
 }
 
 /// OpenAI's `sampling_params`, passed to the endpoint.
@@ -364,10 +368,23 @@ fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<
                     return None;
                 }
             }
+            let render = match b.render.as_deref() {
+                None => None,
+                Some("svg") => Some(Render::Svg),
+                Some(other) => {
+                    cx.err_in(
+                        at,
+                        &field("render"),
+                        format!("cannot render `{other}`: only `svg` (chart code and LaTeX need interpreters this build does not run)"),
+                    );
+                    return None;
+                }
+            };
             let source = cx.template_in(&url, at, &field("image_url"))?;
             Some(Piece::Media(MediaPart {
                 source,
                 kind: MediaKind::Image { detail },
+                render,
             }))
         }
         "input_audio" => {
@@ -386,12 +403,17 @@ fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<
                 cx.err_in(at, &field("input_audio/format"), "expected wav or mp3");
                 return None;
             }
+            if b.render.is_some() {
+                cx.err_in(at, &field("render"), "only images are rendered");
+                return None;
+            }
             let source = cx.template_in(data, at, &field("input_audio/data"))?;
             Some(Piece::Media(MediaPart {
                 source,
                 kind: MediaKind::Audio {
                     format: format.into(),
                 },
+                render: None,
             }))
         }
         other => {
@@ -718,8 +740,10 @@ impl Caller {
             return None;
         }
         let fail = self.injection == Injection::Fail;
-        // A candidate that is an image (the policy's media part) with no text is not empty.
-        let media_only = self.policy_media && answer.trim().is_empty();
+        // A candidate whose media part is its own (an image, or a drawing rendered from its
+        // text) is judged by that part: its text is not prose to call empty or repetitive.
+        // Text aimed at the grader is still caught below, since a judge reads drawn text too.
+        let media_only = self.policy_media;
         let why = if let Some(d) =
             guard::degenerate_in(answer, self.min_chars).filter(|_| !media_only)
         {

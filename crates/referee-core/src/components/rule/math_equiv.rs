@@ -23,9 +23,21 @@
 //!   `marker` (`45^\circ` ≡ `45` only).
 //! - `unevaluated`: `reject` (default: against a gold written as a number, `2+2`, `\sqrt{16}`
 //!   or `2^{10}` restate instead of compute and score 0) or `accept`.
-//! - `min_significant_digits` (default 4): a decimal answer to a gold that is not a terminating
-//!   decimal (`\frac13`, `\pi`) must be correctly rounded to at least this many digits
-//!   (`0.3333` ≡ `\frac13`; `3.14` ≢ `\pi`). A decimal gold is matched to its written precision.
+//! - `approximate`: whether a decimal answer may stand for an exact gold that has no terminating
+//!   decimal (`0.3333` for `\frac13`, `6.2832` for `2\pi`, `1.414` for `\sqrt2`). Default
+//!   `never`: the MATH convention (Hendrycks MATH, PRM800K) asks for the exact form, so such an
+//!   answer scores 0 and the trace says why. Opt in with one of
+//!   `{significant_digits: N}` (correctly rounded to at least N significant digits: with 4,
+//!   `0.3333` and `3.1416` pass, `3.14` and the truncated `3.1415` do not),
+//!   `{decimal_places: N}` (Math-Verify's `float_rounding`, 6 there: both sides rounded to N
+//!   places agree, `0.333333` passes, `0.3333` does not; a non-zero gold that rounds to 0 is
+//!   never matched) or `{rel_tol: t}` (Qwen2.5-Math's and prime_math's `isclose`, 1e-4 there:
+//!   `|a − g| ≤ t · max(|a|, |g|)`). Under every setting a terminating gold is exact (`0.25` ≡
+//!   `\frac14`, `72.0` ≡ `72`, and `0.0009766` ≢ `\frac{1}{1024}`), so integer answers are
+//!   never approximated; a repeating decimal is exact (`0.\overline{3}` ≡ `\frac13`); a decimal
+//!   gold is matched to its written precision (`3.14` accepts `\pi`); an exact answer that goes
+//!   on to approximate (`2\pi \approx 6.28`, `\frac13 = 0.333\ldots`) answers with its exact
+//!   part; entries of tuples, sets and intervals follow the same rule.
 //! - `extra_units`: words to strip after a number besides the built-in unit whitelist
 //!   (`5 \text{ apples}` is text unless `apples` is listed; trailing text is never dropped
 //!   wholesale, so `1 \text{ or } 2` stays a hedge).
@@ -42,8 +54,11 @@
 //! from where, both canonical forms, the comparison used and a status: `correct`, `wrong`
 //! (a hedge is wrong), `no_answer`, `unparseable_answer`, `too_complex` (an answer over the
 //! caps: length, nesting, exponent, factorial size, steps). Those score 0 with status ok: the
-//! policy wrote them. A gold that cannot be read fails with `unparseable_gold` (a literal
-//! one is a compile error), a gold over the caps with `too_complex`: never a silent 1 or 0.
+//! policy wrote them. A decimal approximation of an exact gold is `wrong` under the default
+//! `approximate: never`, with the note "a decimal approximation of an exact gold; the MATH
+//! convention asks for the exact form". A gold that cannot be read fails with
+//! `unparseable_gold` (a literal one is a compile error), a gold over the caps with
+//! `too_complex`: never a silent 1 or 0.
 
 use crate::compile::{sync, At, Compiler};
 use crate::node::{shorten, ScoreCtx, SyncComponent};
@@ -77,9 +92,10 @@ pub struct MathEquivSpec {
     pub angles: Angles,
     #[serde(default)]
     pub unevaluated: Unevaluated,
-    /// Digits a decimal answer needs against an exact non-terminating gold (default 4).
+    /// Decimal approximations of an exact gold with no terminating decimal: `never` (default,
+    /// the MATH convention), or accepted at a stated precision.
     #[serde(default)]
-    pub min_significant_digits: Option<u32>,
+    pub approximate: Approximate,
     /// Unit words stripped after a number, besides the built-in whitelist.
     #[serde(default)]
     pub extra_units: Vec<String>,
@@ -146,6 +162,22 @@ pub enum Unevaluated {
     Accept,
 }
 
+/// `approximate:`, the precision at which a decimal answer may stand for an exact gold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Approximate {
+    /// The exact form is required (MATH, PRM800K).
+    #[default]
+    Never,
+    /// Correctly rounded to at least this many significant digits (1 to 30).
+    SignificantDigits(u32),
+    /// Math-Verify's `float_rounding`: both sides rounded to this many decimal places agree
+    /// (1 to 30).
+    DecimalPlaces(u32),
+    /// Qwen2.5-Math's `isclose`: `|a − g| ≤ rel_tol · max(|a|, |g|)` (above 0, at most 0.1).
+    RelTol(f64),
+}
+
 pub struct MathEquiv {
     input: Template,
     reference: Template,
@@ -186,14 +218,43 @@ fn options(spec: &MathEquivSpec) -> rm::Options {
             Unevaluated::Reject => rm::Unevaluated::Reject,
             Unevaluated::Accept => rm::Unevaluated::Accept,
         },
-        min_significant_digits: spec.min_significant_digits.unwrap_or(4),
+        approximate: match spec.approximate {
+            Approximate::Never => rm::Approximate::Never,
+            Approximate::SignificantDigits(n) => rm::Approximate::SignificantDigits(n),
+            Approximate::DecimalPlaces(n) => rm::Approximate::DecimalPlaces(n),
+            Approximate::RelTol(t) => rm::Approximate::RelTol(t),
+        },
         extra_units: spec.extra_units.clone(),
         limits: rm::Limits::default(),
     }
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
+    if v.get("min_significant_digits").is_some() {
+        // The old default accepted 4-digit roundings; say what replaced it rather than
+        // "unknown field", so a spec that relied on it is migrated on purpose.
+        cx.err(
+            at,
+            Some("min_significant_digits"),
+            "replaced by `approximate: {significant_digits: N}`: decimal approximations of an \
+             exact gold now score 0 unless `approximate` is given",
+        );
+        return None;
+    }
     let spec: MathEquivSpec = cx.spec(v, at)?;
+    let bad = match spec.approximate {
+        Approximate::Never => None,
+        Approximate::SignificantDigits(n) | Approximate::DecimalPlaces(n) => {
+            (!(1..=30).contains(&n)).then_some("the digits must be 1 to 30")
+        }
+        Approximate::RelTol(t) => {
+            (!(t > 0.0 && t <= 0.1)).then_some("`rel_tol` must be above 0 and at most 0.1")
+        }
+    };
+    if let Some(m) = bad {
+        cx.err(at, Some("approximate"), m);
+    }
+    let approximate_ok = bad.is_none();
     let input = cx.input(spec.input.as_deref(), at);
     let reference = cx.template(&spec.reference, at, "reference");
     let verifier = rm::Verifier::new(options(&spec));
@@ -214,6 +275,9 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
                 return None;
             }
         }
+    }
+    if !approximate_ok {
+        return None;
     }
     Some(sync(MathEquiv {
         input: input?,
