@@ -81,6 +81,7 @@ NOT_ANSWERS = {
     ("score_model.yaml", "prefilter false sends even a master key to the judge"): "a master key, prefilter off",
     ("score_model.yaml", "a candidate cannot close its own section"): "a delimiter escape, only flagged by the spec",
     ("score_model.yaml", "a full-width or zero-width delimiter is defused too"): "a delimiter escape, only flagged by the spec",
+    ("score_model.yaml", "an SVG that points at a local file draws nothing from it"): "an SVG drawing: a spec that renders it judges the image, and its prefilter skips the markup",
 }
 
 
