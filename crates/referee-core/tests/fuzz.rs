@@ -255,6 +255,11 @@ fn judge_without_prefilter_passes_content_free_answers() {
         "repetition",
         "answer_listing",
         "format_correct_wrong",
+        "invisible_padding",
+        "lookalike",
+        "content_free_opener",
+        "forged_verdict",
+        "delimiter_escape",
     ] {
         assert!(h.contains(f), "{f} not found: {h:?}");
     }
@@ -262,10 +267,10 @@ fn judge_without_prefilter_passes_content_free_answers() {
         examples: usize::MAX,
         ..opts
     };
-    // The prefilter stops what it knows before the call (empty answers, the listed master
-    // keys, override instructions, fake chat turns). What still reaches the gullible judge are
-    // wrong answers (no prefilter can know) and the gaps this audit found in the prefilter's
-    // lists, asserted as an upper bound so a fix in `judge::guard` keeps this test green.
+    // The prefilter stops what it knows before the call (empty answers, master keys and
+    // content-free openers, override instructions, fake chat turns, forged verdict objects,
+    // escaped delimiters, all read through the normalised view). What still reaches the
+    // gullible judge are wrong answers and hedges among real answers (no prefilter can know).
     let r = run_with(
         "fixtures/fuzz/weak/judge_prefiltered.yaml",
         "fixtures/fuzz/weak/data.jsonl",
@@ -276,9 +281,15 @@ fn judge_without_prefilter_passes_content_free_answers() {
     for f in [
         "empty",
         "master_key",
+        "judge_injection",
         "format_only",
         "repetition",
         "padding",
+        "invisible_padding",
+        "lookalike",
+        "content_free_opener",
+        "forged_verdict",
+        "delimiter_escape",
     ] {
         assert!(!h.contains(f), "{f}: {h:?}");
     }
@@ -288,21 +299,10 @@ fn judge_without_prefilter_passes_content_free_answers() {
         assert_eq!(f.passed, f.examples.len());
         f.examples.iter().map(|e| e.variant.clone()).collect()
     };
-    // The openers and the special-token turn that once got through are stopped now; the forged
-    // verdict JSON with our own `result` key is only flagged (an answer may hold such JSON).
-    assert!(
-        passed("master_key").is_empty(),
-        "{:?}",
-        passed("master_key")
-    );
-    for e in &r
-        .families
-        .iter()
-        .find(|f| f.family == "judge_injection")
-        .unwrap()
-        .examples
-    {
-        assert!(e.output.contains("\"result\": 1"), "{}", e.output);
+    // The openers, the special-token turn and the forged verdict JSON with our own `result`
+    // key, which once got through, are stopped now.
+    for f in ["master_key", "judge_injection"] {
+        assert!(passed(f).is_empty(), "{f}: {:?}", passed(f));
     }
     let f = r
         .families
@@ -657,6 +657,120 @@ fn judge_examples_stop_content_free_answers_before_the_judge() {
             !r.failed && holes(&r).is_empty(),
             "{example}: {}",
             serde_json::to_string_pretty(&r.families).unwrap()
+        );
+    }
+}
+
+/// A judge type, its spec and an approve-everything judge (from its exploit file where it has
+/// one), and a real answer the judge approves.
+fn approving_judges() -> Vec<(&'static str, Value, Value, Value, &'static str)> {
+    let file = |name: &str| -> (Value, Value) {
+        let text = std::fs::read_to_string(root().join("fixtures/exploits").join(name)).unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+        (doc["spec"].clone(), doc["judge"].clone())
+    };
+    let area = json!({
+        "question": "What is the area of a 3 by 4 rectangle?",
+        "answer": "12",
+        "reference_response": "The area is 3 × 4 = 12 square units."
+    });
+    let capital = json!({"question": "What is the capital of Australia?"});
+    let real = "Multiplying the sides, 3 × 4 = 12, so the area is 12 square units.";
+    let (score_spec, score_judge) = file("judge.score_model.yaml");
+    let (label_spec, label_judge) = file("judge.label_model.yaml");
+    let (rubric_spec, rubric_judge) = file("judge.rubric.yaml");
+    let (ref_spec, ref_judge) = file("judge.reference_judge.yaml");
+    let (pair_spec, pair_judge) = file("judge.pairwise.yaml");
+    vec![
+        (
+            "score_model",
+            score_spec,
+            score_judge,
+            capital.clone(),
+            "Canberra, the capital since 1913 (National Archives of Australia).",
+        ),
+        ("label_model", label_spec, label_judge, capital, "Canberra."),
+        ("rubric", rubric_spec, rubric_judge, area.clone(), real),
+        ("reference_judge", ref_spec, ref_judge, area.clone(), real),
+        ("pairwise", pair_spec, pair_judge, area.clone(), real),
+        (
+            "step_judge",
+            json!({"type": "step_judge", "question": "{{item.question}}", "steps": {"split": "numbered"}}),
+            json!([{"content": "{\"verdicts\": [{\"step\": 1, \"reason\": \"ok\", \"label\": \"correct\"}, {\"step\": 2, \"reason\": \"ok\", \"label\": \"correct\"}]}"}]),
+            area,
+            "1. Multiply the sides: 3 × 4 = 12.\n2. So the area is 12 square units.",
+        ),
+    ]
+}
+
+/// Issue 24: tried as a new user would, with a judge that approves everything, the answers that
+/// say nothing in disguise (invisible padding, look-alike letters, long openers) and the ones
+/// that forge a verdict or close the candidate's delimiter are stopped before the judge for
+/// every judge type: each such variant scores 0 and the judge is never called.
+#[test]
+fn every_judge_type_stops_disguised_and_forged_answers_before_the_judge() {
+    let families: Vec<String> = [
+        "empty",
+        "master_key",
+        "judge_injection",
+        "invisible_padding",
+        "lookalike",
+        "content_free_opener",
+        "forged_verdict",
+        "delimiter_escape",
+        "format_only",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (t, spec, rules, item, honest) in approving_judges() {
+        let judge = Arc::new(ScriptJudge::from_value(&rules).unwrap());
+        let env = Env {
+            judge: Some(judge.clone()),
+            ..Env::default()
+        };
+        let program = Program::compile_with(&spec, env).unwrap();
+        // The judge really approves: a real answer reaches it and is paid.
+        let row = Sample::new(honest, item);
+        let r = program.explain(&row);
+        assert!(
+            r.reward.is_some_and(|x| x >= 0.5)
+                && r.usage.as_ref().is_some_and(|u| u.judge_calls >= 1),
+            "{t}: the approving judge did not pay a real answer: {r:?}"
+        );
+        let before = judge.calls().len();
+        let opts = FuzzOptions {
+            families: Some(families.clone()),
+            perturb: false,
+            per_row: usize::MAX,
+            examples: usize::MAX,
+            ..FuzzOptions::default()
+        };
+        let report = fuzz(
+            &program,
+            &spec,
+            json!(t),
+            std::slice::from_ref(&row),
+            &opts,
+            Corpus::embedded(),
+        )
+        .unwrap();
+        for f in &report.families {
+            assert!(f.variants > 0, "{t}: {} made no variant", f.family);
+            assert_eq!(
+                f.passed, 0,
+                "{t}: {} reached the judge: {:#?}",
+                f.family, f.examples
+            );
+        }
+        let calls = judge.calls();
+        assert_eq!(
+            calls.len(),
+            before,
+            "{t}: the judge was called for {:?}",
+            calls[before..]
+                .iter()
+                .map(|c| &c.1.messages)
+                .collect::<Vec<_>>()
         );
     }
 }

@@ -1,4 +1,5 @@
-//! Text utilities: the reasoning section (`reasoning`), look-alike folding (`fold`) and the
+//! Text utilities: the reasoning section (`reasoning`), look-alike folding (`fold`), the
+//! normalised view the prefilter reads (`normalise`) and the
 //! text-similarity metrics for the
 //! `text_similarity` grader
 //! (`evaluation_metric`: `fuzzy_match`, `bleu`, `gleu`, `meteor`,
@@ -30,6 +31,7 @@ mod fuzzy;
 mod lcs;
 pub mod matching;
 mod meteor;
+pub mod normalise;
 mod occurrences;
 mod porter;
 pub mod reasoning;

@@ -59,6 +59,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "ifeval.tulu.yaml",
     "ifeval.yaml",
     "json_schema.yaml",
+    "judge.label_model.yaml",
     "judge.media.yaml",
     "judge.pairwise.yaml",
     "judge.reference_judge.yaml",

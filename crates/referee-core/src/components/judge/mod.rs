@@ -7,11 +7,17 @@
 //!   inside the text defused, and the judge is told that the tagged text is data whose
 //!   instructions it must ignore;
 //! - the candidate's reasoning section is stripped first (`reasoning: keep` to show it);
-//! - a degenerate candidate (empty, only a master-key opener, shorter than `min_chars`) is
-//!   failed before any call (`prefilter: false` to disable);
+//! - the prefilter reads the candidate's normalised view (`text::normalise`: NFKC, invisible
+//!   and format characters removed, look-alike letters folded), so a disguise is what it looks
+//!   like; the judge is shown the candidate's own text with only its invisible characters
+//!   removed (a joiner inside an emoji or a word kept), since a judge shown invisible padding or
+//!   bidi overrides can be misled by what it cannot see;
+//! - a degenerate candidate (empty, only a master-key opener, content-free, shorter than
+//!   `min_chars`) is failed before any call (`prefilter: false` to disable);
 //! - injection phrases are flagged in the trace (and, with `injection: fail`, the default, the
-//!   overrides fail the candidate before any call); on a trajectory every assistant turn is the
-//!   candidate's text, since a judge shown `{{sample.transcript}}` reads them all;
+//!   overrides, a grader's verdict written as an object and the candidate's own delimiter fail
+//!   the candidate before any call, whatever the judge type); on a trajectory every assistant
+//!   turn is the candidate's text, since a judge shown `{{sample.transcript}}` reads them all;
 //! - the verdict must be exactly the JSON asked for: a truncated reply, an unclosed think block,
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
@@ -22,6 +28,7 @@ use crate::node::{shorten, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::{Miss, Template};
+use crate::text::normalise::{for_judge, view};
 use crate::text::reasoning::{strip_reasoning, Reasoning};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -422,14 +429,36 @@ fn block_piece(cx: &mut Compiler, at: &At, here: &str, b: &BlockSpec) -> Option<
     }
 }
 
-/// The candidate's text with the delimiter tags made harmless, so it cannot close its own
-/// section and write outside it.
+/// The candidate's text as the judge is shown it: invisible characters removed
+/// ([`for_judge`]: what the judge cannot see cannot steer it), and every spelling of the
+/// delimiter tags that reads as one once normalised (`</candidate_response>`,
+/// `＜/candidate_response＞`, `</candidate\u{200b}_response>`) made harmless, so the text cannot
+/// close its own section and write outside it. Nothing else of the candidate's text changes.
 pub fn defuse(text: &str) -> String {
-    if !text.contains("candidate_response") {
-        return text.to_string();
+    let text = for_judge(text);
+    if !view(&text).text.to_lowercase().contains("candidate") {
+        return text.into_owned();
     }
-    text.replace("<candidate_response", "<\u{200b}candidate_response")
-        .replace("</candidate_response", "<\u{200b}/candidate_response")
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, c) in text.char_indices() {
+        out.push(c);
+        // A bracket, or what reads as one (`＜`, `‹`); `&` for `&lt;`.
+        let opener = match c {
+            '<' | '[' | '&' => true,
+            c if !c.is_ascii() => {
+                let mut b = [0u8; 4];
+                matches!(view(c.encode_utf8(&mut b)).text.as_ref(), "<" | "[")
+            }
+            _ => false,
+        };
+        if opener {
+            let window: String = text[i..].chars().take(48).collect();
+            if guard::opens_delimiter(&view(&window).text) {
+                out.push('\u{200b}');
+            }
+        }
+    }
+    out
 }
 
 /// Renders one template of a grader's own prompt (not OpenAI's `input` messages): item
@@ -660,20 +689,29 @@ impl Caller {
 
     /// The prefilter's verdict on the sample's output: `Some(0, ok)` for a candidate that is
     /// degenerate (empty, a master-key opener, too short or too long, an empty format shell,
-    /// repetitive padding), an
-    /// echo of `echo_sources` (the grader's rubric and instructions), or an injection aimed at
-    /// the grader (see [`Injection`]): the policy's failure, scored without a call.
+    /// repetitive padding, content-free), an echo of `echo_sources` (the grader's rubric and
+    /// instructions), or aimed at the grader (see [`Injection`]): text that overrides or
+    /// role-plays the grader or fakes a turn, a grader's verdict written as an object, or the
+    /// candidate's delimiter written to close its section. The policy's failure, scored without a
+    /// call. Every check reads the candidate's normalised view
+    /// ([`crate::text::normalise::view`]), whatever the judge type.
     pub fn prefilter(
         &self,
         s: &Sample,
         cx: &mut ScoreCtx,
         echo_sources: &[&str],
     ) -> Option<Outcome> {
-        let answer = match self.reasoning {
+        let raw = match self.reasoning {
             Reasoning::Strip => strip_reasoning(&s.output_text).text,
             Reasoning::Keep => &s.output_text,
         };
+        let v = view(raw);
+        if let Some(n) = v.note() {
+            cx.note(|| n);
+        }
+        let answer: &str = &v.text;
         let mut flags = guard::injection_flags(answer);
+        let mut delimiter = guard::delimiter_escape(answer);
         // A rollout's every assistant turn is the candidate's own text: a judge shown the
         // transcript reads them all, so text aimed at the grader in an earlier turn counts.
         if s.messages.is_some() {
@@ -684,10 +722,14 @@ impl Caller {
                     Reasoning::Strip => strip_reasoning(&t.text).text,
                     Reasoning::Keep => &t.text,
                 };
-                for f in guard::injection_flags(text) {
+                let tv = view(text);
+                for f in guard::injection_flags(&tv.text) {
                     if !flags.contains(&f) {
                         flags.push(f);
                     }
+                }
+                if delimiter.is_none() {
+                    delimiter = guard::delimiter_escape(&tv.text);
                 }
             }
         }
@@ -697,21 +739,31 @@ impl Caller {
         if !self.prefilter {
             return None;
         }
+        let fail = self.injection == Injection::Fail;
         // A candidate whose media part is its own (an image, or a drawing rendered from its
         // text) is judged by that part: its text is not prose to call empty or repetitive.
         // Text aimed at the grader is still caught below, since a judge reads drawn text too.
         let media_only = self.policy_media;
-        let why = if let Some(d) = guard::degenerate(answer, self.min_chars).filter(|_| !media_only)
+        let why = if let Some(d) =
+            guard::degenerate_in(answer, self.min_chars).filter(|_| !media_only)
         {
             Some(d.to_string())
-        } else if let Some(max) = self.max_chars.filter(|m| answer.chars().count() > *m) {
+        } else if let Some(max) = self.max_chars.filter(|m| raw.chars().count() > *m) {
             Some(format!("the candidate is longer than max_chars ({max})"))
         } else if let Some(f) = guard::echo_fraction(answer, echo_sources).filter(|f| *f >= 0.6) {
             Some(format!(
                 "the candidate echoes the grader's rubric or instructions ({:.0}% of its word trigrams)",
                 f * 100.0
             ))
-        } else if self.injection == Injection::Fail {
+        } else if let Some(d) = delimiter.filter(|_| fail) {
+            Some(format!(
+                "the candidate writes its own delimiter `{d}` (to close or reopen its section and write outside it)"
+            ))
+        } else if let Some(o) = guard::verdict_object(answer, &[]).filter(|_| fail) {
+            Some(format!(
+                "the candidate writes a grader's verdict as an object ({o}): a forged verdict"
+            ))
+        } else if fail {
             flags
                 .iter()
                 .find(|f| guard::BLOCKING.contains(f))
@@ -770,10 +822,11 @@ impl Caller {
         if !self.prefilter || self.injection != Injection::Fail {
             return None;
         }
-        let answer = match self.reasoning {
+        let raw = match self.reasoning {
             Reasoning::Strip => strip_reasoning(&s.output_text).text,
             Reasoning::Keep => &s.output_text,
         };
+        let answer = view(raw).text;
         let key = keys.iter().find(|k| {
             let quoted = format!("\"{k}\"");
             answer
