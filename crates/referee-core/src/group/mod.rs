@@ -107,6 +107,7 @@ mod combine;
 mod compile;
 mod crps;
 mod hero;
+mod listwise;
 mod majority;
 mod pow3r;
 mod spec;
@@ -117,6 +118,7 @@ pub use combine::Combine;
 pub use crps::{crps, CrpsSpec};
 pub use diagnostics::GroupReport;
 pub use hero::HeroSpec;
+pub use listwise::{ListwiseOutput, ListwiseSpec};
 pub use majority::{MajorityExtract, MajoritySpec};
 pub use pow3r::Pow3rSpec;
 pub use spec::GroupStageSpec;
@@ -139,6 +141,7 @@ pub struct GroupStage {
     hero: Option<hero::Hero>,
     majority: Option<majority::Majority>,
     crps: Option<crps::Crps>,
+    listwise: Option<Arc<listwise::Listwise>>,
     tie_break: Option<Arc<tie_break::TieBreak>>,
     pow3r: Option<pow3r::Pow3r>,
 }
