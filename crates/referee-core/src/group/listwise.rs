@@ -33,7 +33,8 @@ use super::bradley_terry::{fit, BtOptions, Comparison};
 use super::{scored, GroupReport, GroupStage};
 use crate::compile::{At, Compiler};
 use crate::components::judge::{
-    delimit, exact_keys, verdict_object, Caller, Injection, JudgeFields, SamplingParams, NOTICE,
+    delimit, exact_keys, render_delimited, verdict_object, Caller, Injection, JudgeFields,
+    SamplingParams, NOTICE,
 };
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::outcome::Failure;
@@ -267,8 +268,11 @@ impl Listwise {
         let started = Instant::now();
         let n = members.len();
         let question = match &self.question {
-            Some(q) => match members.first().map(|s| q.render(s)) {
-                Some(Ok(t)) => Some(t.into_owned()),
+            Some(q) => match members
+                .first()
+                .map(|s| render_delimited(q, s, self.caller.reasoning))
+            {
+                Some(Ok(t)) => Some(t),
                 Some(Err(m)) => return Err(fail(m.reason, m.message, 0)),
                 None => None,
             },
@@ -278,9 +282,10 @@ impl Listwise {
         let mut unseen: Vec<Option<String>> = Vec::with_capacity(n);
         for s in members {
             match self.input.render(s) {
-                Ok(t) => match self.screen(&t) {
+                Ok(t) => match self.screen(answer(&t, self.caller.reasoning)) {
                     None => {
-                        texts.push(Some(t.into_owned()));
+                        // What is shown (and counted against `max_chars`): the answer part.
+                        texts.push(Some(answer(&t, self.caller.reasoning).to_string()));
                         unseen.push(None);
                     }
                     Some(why) => {
@@ -371,12 +376,8 @@ impl Listwise {
         })
     }
 
-    /// Why a rollout is ranked last without being shown, if it is.
-    fn screen(&self, text: &str) -> Option<String> {
-        let answer = match self.caller.reasoning {
-            Reasoning::Strip => strip_reasoning(text).text,
-            Reasoning::Keep => text,
-        };
+    /// Why a rollout (its answer part) is ranked last without being shown, if it is.
+    fn screen(&self, answer: &str) -> Option<String> {
         if answer.chars().count() > self.max_chars {
             return Some(format!(
                 "the rollout alone is longer than max_chars ({})",
@@ -514,7 +515,8 @@ impl Listwise {
             user.push_str("Response ");
             user.push_str(id);
             user.push_str(":\n");
-            user.push_str(&delimit(text, self.caller.reasoning));
+            // Already the answer part (see `rank`).
+            user.push_str(&delimit(text, Reasoning::Keep));
             user.push_str("\n\n");
         }
         user.push_str(&self.instructions);
@@ -769,6 +771,14 @@ fn fail_cow(reason: std::borrow::Cow<'static, str>, message: String, calls: usiz
     GroupFailure {
         failure: Failure { reason, message },
         calls,
+    }
+}
+
+/// The part of a rollout the judge sees: without its reasoning section unless `keep`.
+fn answer(text: &str, reasoning: Reasoning) -> &str {
+    match reasoning {
+        Reasoning::Strip => strip_reasoning(text).text,
+        Reasoning::Keep => text,
     }
 }
 
