@@ -644,7 +644,7 @@ pub(super) fn member_note(r: &Ranked, p: usize) -> Note {
 }
 
 /// Per-batch listwise counts, the group reward's and the tie-break's together.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Tally {
     groups: usize,
     failed: usize,
@@ -853,18 +853,15 @@ pub(crate) fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
     let (mut conc, mut disc, mut tx, mut ty) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for i in 0..n {
         for j in i + 1..n {
-            let a = (x[i] - x[j]).signum() * f64::from(u8::from(x[i] != x[j]));
-            let b = (y[i] - y[j]).signum() * f64::from(u8::from(y[i] != y[j]));
-            if a == 0.0 && b == 0.0 {
-                continue;
-            } else if a == 0.0 {
-                tx += 1.0;
-            } else if b == 0.0 {
-                ty += 1.0;
-            } else if a == b {
-                conc += 1.0;
-            } else {
-                disc += 1.0;
+            use std::cmp::Ordering::Equal;
+            let a = x[i].total_cmp(&x[j]);
+            let b = y[i].total_cmp(&y[j]);
+            match (a == Equal, b == Equal) {
+                (true, true) => {}
+                (true, false) => tx += 1.0,
+                (false, true) => ty += 1.0,
+                (false, false) if a == b => conc += 1.0,
+                (false, false) => disc += 1.0,
             }
         }
     }
