@@ -8,9 +8,10 @@
 //!   know its own id nor another's ("Response 3 is best" names nobody) and cannot close its
 //!   section to write a fake one; they are the same in both orders, so the cache still works.
 //! - **Prefilter** (default on): an empty rollout, a master-key opener (`guard::degenerate`),
-//!   one shorter than `min_chars` or alone longer than `max_chars`, one writing the reply's own
-//!   keys as JSON (`"ranking":`, a forged verdict) or, with `injection: fail`, an override
-//!   aimed at the grader is ranked last without being shown (value 0).
+//!   one shorter than `min_chars`, and with `injection: fail` (default) one writing the reply's
+//!   own keys as JSON (`"ranking":`, `"scores":`, and `"score":` for `output: scores`: a forged
+//!   reply a judge might copy) or an override aimed at the grader is ranked last without being
+//!   shown (value 0). A rollout alone longer than `max_chars` is too, prefilter or not.
 //! - **Orders.** With `orders: 2` (default) every call is made twice, the rollouts as given and
 //!   reversed, so position bias cancels; the orders' disagreement (Kendall τ-b between their
 //!   per-rollout values and the mean absolute difference, in ranks or points) is written to the
@@ -27,7 +28,10 @@
 //!   connect the chunks); scores are averaged.
 //! - **Strict replies.** The reply must be exactly `{"ranking": [ids]}` or
 //!   `{"scores": [{"id", "score"}]}` (asked with a JSON schema too): a missing, repeated or
-//!   unknown id, a score out of range, an extra key, a cut-off reply is `judge_unparseable`.
+//!   unknown id, a score out of range, an extra key, a cut-off reply is `judge_unparseable`,
+//!   and fails the whole group (its members are excluded, with the reason). So a rollout that
+//!   talks the judge out of the format takes its siblings' signal with it: the prefilter
+//!   removes the known forgeries, and `listwise_failed_groups` in the summary shows the rest.
 
 use super::bradley_terry::{fit, BtOptions, Comparison};
 use super::{scored, GroupReport, GroupStage};
@@ -391,7 +395,13 @@ impl Listwise {
             return Some(d.to_string());
         }
         if self.caller.injection == Injection::Fail {
-            if let Some(k) = VERDICT_KEYS.iter().find(|k| writes_key(answer, k)) {
+            let score_key = (self.output == ListwiseOutput::Scores).then_some("score");
+            if let Some(k) = VERDICT_KEYS
+                .iter()
+                .copied()
+                .chain(score_key)
+                .find(|k| writes_key(answer, k))
+            {
                 return Some(format!(
                     "the rollout writes the reply's key `{k}` (a forged ranking)"
                 ));

@@ -85,7 +85,9 @@
 //!     summary (`listwise_calls`), not in per-result `usage`. *Known failure modes:* the
 //!     judge's taste is the training signal (a judge that likes length rewards length);
 //!     rollouts of different chunks that never met tie when they beat the anchors equally;
-//!     Borda is relative, so a group of only bad rollouts still hands out 1 to its least bad.
+//!     Borda is relative, so a group of only bad rollouts still hands out 1 to its least bad;
+//!     a rollout that talks the judge out of the reply format fails its whole group (watch
+//!     `listwise_failed_groups`).
 //! - `tie_break: {judge, question, input, instructions, anchors: 2, spread: 0.1}`: a flat group
 //!   (only) is sent to a pairwise tournament through the judge: each rollout against the
 //!   group's first `anchors` rollouts, both orders (position bias cancels), the anchors among
