@@ -1,5 +1,6 @@
-//! The stage's main loop: per group, the values the estimator sees (each mode's, or the
-//! reward), the excluded samples, the pass counts, the flat and singleton flags, the tie-break
+//! The stage's main loop: the listwise judge's calls first (a group it cannot rank fails its
+//! members), then per group the values the estimator sees (each mode's, or the reward), the
+//! excluded samples, the pass counts, the flat and singleton flags, the tie-break
 //! of a flat group, the advantages and the per-component diagnostics.
 
 use super::advantage::{group_advantages, mean_std};
@@ -265,7 +266,7 @@ impl GroupStage {
     /// samples that have one: the reward of every scored sample, or the value of the mode that
     /// replaces it (`listwise`, from `lw` by result index; `crps`, `pow3r`, `majority_vote`,
     /// `hero`).
-    pub(super) fn inputs(
+    fn inputs(
         &self,
         rs: &[ScoreResult],
         idx: &[usize],
