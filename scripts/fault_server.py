@@ -23,6 +23,12 @@ according to MODE:
   `ки` token carries `{" +": ln p, " -": ln(1 - p)}` (plus filler keys up to `logprobs`) for the
   step before it, scored as above; every other position holds only its own token (vLLM would
   send `logprobs` keys at every position: these bodies are smaller than a real server's).
+- `listwise`: a listwise judge (`group.listwise`, `tie_break: {mode: listwise}`), after
+  `--delay` seconds: a request whose `response_format` schema asks for a `ranking` gets the
+  responses (read from the prompt: `Response <id>:` then a `<candidate_response>` section) best
+  first, where better means more digits, then longer, then shown earlier; one asking for
+  `scores` gets `min(10, digits)` per response. Any other request gets `--content` (so
+  `score_model` specs are judged by the same server).
 - `rm`: a reward-model server: `POST /pooling` and `/classify` (vLLM's shapes) and
   `/get_reward` (OpenRLHF's) score each text as r = (number of characters % 10) / 10, returned
   as pooling `data: [r, -r]`, classify `probs: [1 - r, r]`, OpenRLHF `rewards: [r]`.
@@ -173,6 +179,8 @@ def handler(args):
                 self.reply(500, json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode())
             elif args.mode == "garbage":
                 self.reply(200, b'{"choices": [')
+            elif args.mode == "listwise":
+                self.reply(200, json.dumps(completion(listwise(json.loads(raw), args.content))).encode())
             elif args.mode == "prose":
                 self.reply(200, json.dumps(completion("The answer looks good to me, I would give it a high score.")).encode())
             else:
@@ -291,6 +299,24 @@ def handler(args):
     return H
 
 
+SECTION = re.compile(r"Response (\w+):\n<candidate_response>\n(.*?)\n</candidate_response>", re.S)
+
+
+def listwise(body: dict, default: str) -> str:
+    """The `listwise` mode's reply to one chat request (see the module doc)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    props = schema.get("properties") or {}
+    prompt = "\n".join(m.get("content") or "" for m in body.get("messages") or [] if isinstance(m.get("content"), str))
+    shown = SECTION.findall(prompt)
+    digits = lambda t: sum(c.isdigit() for c in t)
+    if "ranking" in props:
+        order = sorted(range(len(shown)), key=lambda i: (-digits(shown[i][1]), -len(shown[i][1]), i))
+        return json.dumps({"ranking": [shown[i][0] for i in order]})
+    if "scores" in props:
+        return json.dumps({"scores": [{"id": i, "score": min(10, digits(t))} for i, t in shown]})
+    return default
+
+
 TOKEN = re.compile(r"\s*\S+|\s+")
 
 
@@ -333,7 +359,7 @@ def step_score(step: str) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "rm", "prm", "vision"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "listwise", "rm", "prm", "vision"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')

@@ -345,6 +345,20 @@ fn render_group(o: &mut String, g: &referee_core::group::GroupReport) {
             g.tie_broken_groups, g.tie_unbroken_groups, g.tie_break_calls, g.tie_break_failures
         );
     }
+    if g.listwise_groups > 0 || g.listwise_failed_groups > 0 {
+        let f = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            o,
+            "  listwise: {} groups ranked, {} failed, {} chunked; {} judge calls; {} samples ranked last unseen; orders: Kendall tau {}, mean gap {}",
+            g.listwise_groups,
+            g.listwise_failed_groups,
+            g.listwise_chunked_groups,
+            g.listwise_calls,
+            g.listwise_unseen_samples,
+            f(g.listwise_order_tau),
+            f(g.listwise_order_gap)
+        );
+    }
     for (name, c) in &g.components {
         let _ = writeln!(
             o,

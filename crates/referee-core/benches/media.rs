@@ -8,6 +8,7 @@ use base64::Engine as _;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use referee_core::judge::media::{resolve, MediaKind, MediaLimits};
 use referee_core::judge::render::svg_to_png;
+use std::fmt::Write as _;
 use std::hint::black_box;
 
 /// A PNG signature followed by fixed pseudo-random bytes (only the signature is sniffed).
@@ -29,11 +30,12 @@ fn chart() -> String {
     );
     for i in 0..20 {
         let h = 20 + (i * 37) % 160;
-        s.push_str(&format!(
+        let _ = write!(
+            s,
             "<rect x='{}' y='{}' width='15' height='{h}' fill='steelblue'/>",
             10 + i * 19,
             190 - h
-        ));
+        );
     }
     s.push_str("<text x='10' y='15' font-size='12'>Monthly rainfall</text></svg>");
     s

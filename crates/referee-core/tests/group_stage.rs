@@ -1,7 +1,8 @@
 //! The data-driven suite of the group stage: `tests/group/*.yaml`, each
-//! `{spec, cases: [{name, spec?, samples: [{output, item?, group?}], expect: {reward?, status?,
-//! advantage?, flag?, report?}}], compile_errors: [{spec, errors: [substr]}]}`. `report` is
-//! matched as a subset of the batch's `GroupReport` JSON.
+//! `{spec, judge?, cases: [{name, spec?, judge?, samples: [{output, item?, group?}], expect:
+//! {reward?, status?, reason?, advantage?, flag?, report?, judge_calls?}}], compile_errors:
+//! [{spec, errors: [substr]}]}`. `report` is matched as a subset of the batch's `GroupReport`
+//! JSON. `judge` is a scripted judge (`judge::script`) for the modes that call one.
 
 #[allow(dead_code)]
 mod common;
@@ -67,7 +68,17 @@ fn every_group_suite_passes() {
             n += 1;
             let name = case["name"].as_str().unwrap_or("?");
             let spec = case.get("spec").unwrap_or(&doc["spec"]);
-            let p = Program::compile(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let judge = case.get("judge").or(doc.get("judge")).map(|j| {
+                std::sync::Arc::new(
+                    referee_core::judge::script::ScriptJudge::from_value(j)
+                        .unwrap_or_else(|e| panic!("{name}: {e}")),
+                )
+            });
+            let env = referee_core::exec::Env {
+                judge: judge.clone().map(|j| j as _),
+                ..Default::default()
+            };
+            let p = Program::compile_with(spec, env).unwrap_or_else(|e| panic!("{name}: {e}"));
             let samples: Vec<Sample> = case["samples"]
                 .as_array()
                 .unwrap()
@@ -88,6 +99,12 @@ fn every_group_suite_passes() {
             let mut bad = Vec::new();
             per_sample(want, &field("reward"), "reward", &mut bad);
             per_sample(want, &field("status"), "status", &mut bad);
+            per_sample(want, &field("reason"), "reason", &mut bad);
+            if let (Some(w), Some(j)) = (want.get("judge_calls"), &judge) {
+                if w.as_u64() != Some(j.calls().len() as u64) {
+                    bad.push(format!("judge_calls: want {w}, got {}", j.calls().len()));
+                }
+            }
             per_sample(want, &field("group_flag"), "flag", &mut bad);
             per_sample(want, &field("group_reward"), "group_reward", &mut bad);
             if want.get("advantage") == Some(&Value::String("absent".into())) {

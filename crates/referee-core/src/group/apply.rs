@@ -1,5 +1,6 @@
-//! The stage's main loop: per group, the values the estimator sees (each mode's, or the
-//! reward), the excluded samples, the pass counts, the flat and singleton flags, the tie-break
+//! The stage's main loop: the listwise judge's calls first (a group it cannot rank fails its
+//! members), then per group the values the estimator sees (each mode's, or the reward), the
+//! excluded samples, the pass counts, the flat and singleton flags, the tie-break
 //! of a flat group, the advantages and the per-component diagnostics.
 
 use super::advantage::{group_advantages, mean_std};
@@ -26,19 +27,34 @@ impl GroupStage {
         samples: &[Option<&crate::Sample>],
     ) -> GroupReport {
         let k = names.len();
+        let (lw, mut notes, lw_report) = self.listwise_groups(results, groups, samples);
         let rs: &[ScoreResult] = results;
         let nts = self.combine == Combine::NormalizeThenSum;
         let batch_std = if self.estimator == Estimator::BatchStd && !nts {
             let all: Vec<f64> = groups
                 .iter()
-                .flat_map(|idx| self.inputs(rs, idx, samples).0)
+                .flat_map(|idx| self.inputs(rs, idx, samples, &lw).0)
                 .collect();
             mean_std(&all).1
         } else {
             0.0
         };
         let comp_batch_std = self.component_batch_std(rs, k);
-        let spreads = self.tie_breaks(rs, groups, samples);
+        let mut spreads = self.tie_breaks(rs, groups, samples, &lw);
+        let mut tie_lw = super::listwise::Tally::default();
+        for (g, sp) in &mut spreads {
+            if let Some(r) = sp.as_mut().and_then(|sp| sp.ranked.take()) {
+                tie_lw.ranked(&r);
+                for (p, &i) in self
+                    .inputs(rs, &groups[*g], samples, &lw)
+                    .1
+                    .iter()
+                    .enumerate()
+                {
+                    notes.insert(i, super::listwise::member_note(&r, p));
+                }
+            }
+        }
         let (mut outs, acc) = groups
             .par_iter()
             .enumerate()
@@ -48,7 +64,7 @@ impl GroupStage {
                     let spread = spreads.get(&g);
                     self.one_group(
                         rs,
-                        samples,
+                        (samples, &lw),
                         idx,
                         (batch_std, &comp_batch_std),
                         spread,
@@ -74,11 +90,13 @@ impl GroupStage {
         }
         for (i, o) in outs {
             if let Some(t) = &mut results[i].trace {
-                t.children.push(self.trace(&o));
+                t.children.push(self.trace(&o, notes.get(&i)));
             }
             results[i].group = Some(o);
         }
-        acc.into_report(names)
+        let mut report = acc.into_report(names);
+        lw_report.merge(tie_lw).write(&mut report);
+        report
     }
 
     /// The tie-break tournaments of every flat group, their judge calls all in flight at once
@@ -89,6 +107,7 @@ impl GroupStage {
         rs: &[ScoreResult],
         groups: &[Vec<usize>],
         samples: &[Option<&crate::Sample>],
+        lw: &[Option<f64>],
     ) -> std::collections::HashMap<usize, Option<Spread>> {
         let Some(tb) = self
             .tie_break
@@ -101,7 +120,7 @@ impl GroupStage {
             .iter()
             .enumerate()
             .filter_map(|(g, idx)| {
-                let (xs, pos) = self.inputs(rs, idx, samples);
+                let (xs, pos) = self.inputs(rs, idx, samples, lw);
                 let members = pos.iter().map(|&i| samples.get(i).copied().flatten());
                 (xs.len() > 1 && mean_std(&xs).1 <= self.flat_tolerance)
                     .then(|| (g, members.collect()))
@@ -124,7 +143,7 @@ impl GroupStage {
     fn one_group(
         &self,
         rs: &[ScoreResult],
-        samples: &[Option<&crate::Sample>],
+        (samples, lw): (&[Option<&crate::Sample>], &[Option<f64>]),
         idx: &[usize],
         (batch_std, comp_batch_std): (f64, &[f64]),
         spread: Option<&Option<Spread>>,
@@ -132,7 +151,7 @@ impl GroupStage {
         outs: &mut Vec<(usize, GroupOutcome)>,
     ) {
         let has = self.estimator != Estimator::None;
-        let (mut xs, pos) = self.inputs(rs, idx, samples);
+        let (mut xs, pos) = self.inputs(rs, idx, samples, lw);
         // `pos` is a subsequence of `idx`: walk both.
         let mut next = pos.iter().peekable();
         for &i in idx {
@@ -235,6 +254,7 @@ impl GroupStage {
                         || self.majority.is_some()
                         || self.crps.is_some()
                         || self.pow3r.is_some()
+                        || self.listwise.is_some()
                         || tied)
                         .then(|| xs[p]),
                 },
@@ -244,13 +264,23 @@ impl GroupStage {
 
     /// The values the estimator sees for one group, with the positions (into `rs`) of the
     /// samples that have one: the reward of every scored sample, or the value of the mode that
-    /// replaces it (`crps`, `pow3r`, `majority_vote`, `hero`).
+    /// replaces it (`listwise`, from `lw` by result index; `crps`, `pow3r`, `majority_vote`,
+    /// `hero`).
     fn inputs(
         &self,
         rs: &[ScoreResult],
         idx: &[usize],
         samples: &[Option<&crate::Sample>],
+        lw: &[Option<f64>],
     ) -> (Vec<f64>, Vec<usize>) {
+        if self.listwise.is_some() {
+            let pos: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&i| scored(&rs[i]).is_some() && lw.get(i).copied().flatten().is_some())
+                .collect();
+            return (pos.iter().filter_map(|&i| lw[i]).collect(), pos);
+        }
         if let Some(c) = &self.crps {
             return c.values(rs, idx, samples);
         }

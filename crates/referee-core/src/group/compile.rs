@@ -4,6 +4,7 @@
 
 use super::crps::Crps;
 use super::hero::Hero;
+use super::listwise::Listwise;
 use super::majority::Majority;
 use super::pow3r::Pow3r;
 use super::{combine, tie_break, Combine, Estimator, GroupStage, GroupStageSpec};
@@ -144,6 +145,25 @@ impl GroupStage {
             );
             pow3r = Some(Pow3r::compile(pw, names, cx, &mut ck));
         }
+        let mut listwise = None;
+        if let Some(l) = &spec.listwise {
+            ck.check(
+                cx,
+                "listwise",
+                spec.hero.is_none()
+                    && spec.majority_vote.is_none()
+                    && spec.crps.is_none()
+                    && spec.pow3r.is_none()
+                    && sum_then_normalize,
+                "`listwise` replaces the reward the estimator sees; it cannot be combined with `hero`, `majority_vote`, `crps`, `pow3r` or `normalize_then_sum`",
+            );
+            let at = crate::compile::At {
+                path: "/group/listwise".into(),
+                kind: "listwise",
+            };
+            listwise = Listwise::compile(l, &at, cx).map(Arc::new);
+            listwise.as_ref()?;
+        }
         let mut tie = None;
         if let Some(t) = &spec.tie_break {
             ck.check(
@@ -168,6 +188,7 @@ impl GroupStage {
             hero,
             majority,
             crps,
+            listwise,
             tie_break: tie,
             pow3r,
         })

@@ -37,6 +37,23 @@ pub struct GroupReport {
     pub tie_unbroken_groups: usize,
     pub tie_break_calls: usize,
     pub tie_break_failures: usize,
+    /// `listwise` (the group reward, or the tie-break's listwise mode): groups ranked, groups
+    /// the judge could not rank (their members fail with the reason), judge calls, groups cut
+    /// into chunks, samples ranked last without being shown (prefilter).
+    pub listwise_groups: usize,
+    pub listwise_failed_groups: usize,
+    pub listwise_calls: usize,
+    pub listwise_chunked_groups: usize,
+    pub listwise_unseen_samples: usize,
+    /// Mean over groups ranked in both orders of the orders' Kendall τ-b (1: same order;
+    /// lower: position bias or a noisy judge) and of their mean absolute difference (in ranks,
+    /// or score points).
+    pub listwise_order_tau: Option<f64>,
+    pub listwise_order_gap: Option<f64>,
+    #[serde(skip)]
+    lw_tau: (f64, usize),
+    #[serde(skip)]
+    lw_gap: (f64, usize),
     /// Mean over groups of two or more of the sample std of the rewards.
     pub mean_within_group_std: Option<f64>,
     /// Per named component: in how many groups (of two or more values) it was constant,
@@ -265,6 +282,19 @@ impl Acc {
 }
 
 impl GroupReport {
+    /// Adds a batch's listwise counts: `[groups, failed, calls, chunked, unseen]`, and the
+    /// sums and counts of the orders' τ and gap.
+    pub(crate) fn listwise(&mut self, c: [usize; 5], tau: (f64, usize), gap: (f64, usize)) {
+        self.listwise_groups += c[0];
+        self.listwise_failed_groups += c[1];
+        self.listwise_calls += c[2];
+        self.listwise_chunked_groups += c[3];
+        self.listwise_unseen_samples += c[4];
+        self.lw_tau = (self.lw_tau.0 + tau.0, self.lw_tau.1 + tau.1);
+        self.lw_gap = (self.lw_gap.0 + gap.0, self.lw_gap.1 + gap.1);
+        self.finish();
+    }
+
     /// Folds another batch's report into this one.
     pub fn merge(&mut self, o: GroupReport) {
         self.groups += o.groups;
@@ -279,6 +309,14 @@ impl GroupReport {
         self.tie_unbroken_groups += o.tie_unbroken_groups;
         self.tie_break_calls += o.tie_break_calls;
         self.tie_break_failures += o.tie_break_failures;
+        let c = [
+            o.listwise_groups,
+            o.listwise_failed_groups,
+            o.listwise_calls,
+            o.listwise_chunked_groups,
+            o.listwise_unseen_samples,
+        ];
+        self.listwise(c, o.lw_tau, o.lw_gap);
         self.std_sum += o.std_sum;
         self.std_groups += o.std_groups;
         for (k, s) in o.components {
@@ -303,6 +341,8 @@ impl GroupReport {
         self.frac_flat = frac(self.flat_groups, self.groups);
         self.mean_within_group_std =
             (self.std_groups > 0).then(|| self.std_sum / self.std_groups as f64);
+        self.listwise_order_tau = (self.lw_tau.1 > 0).then(|| self.lw_tau.0 / self.lw_tau.1 as f64);
+        self.listwise_order_gap = (self.lw_gap.1 > 0).then(|| self.lw_gap.0 / self.lw_gap.1 as f64);
         for s in self.components.values_mut() {
             s.frac_constant = frac(s.constant, s.groups);
         }

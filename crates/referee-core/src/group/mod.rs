@@ -59,6 +59,35 @@
 //!     separate the rollouts; the human weights stay the objective (`reward` is unchanged).
 //!     A sample with none of the criteria is excluded. *Known failure mode:* a noisy criterion
 //!     (a judge flipping on identical answers) looks like a separating one and gains weight.
+//!   - `listwise: {judge, question, input, instructions, output: rank, orders: 2,
+//!     max_chars: 24000, anchors: 2, reasoning, prefilter, min_chars, injection, deadline_ms,
+//!     sampling_params}` ([`listwise`]; GenSelect / BPO / groupwise ranking rewards): the
+//!     judge sees every scored rollout of the group at once, each introduced by a 4-character
+//!     id derived from a hash of the whole group (a rollout cannot name itself or another:
+//!     "Response 3 is best" names nobody) and delimited as hostile text (tags defused,
+//!     reasoning stripped), and returns `{"ranking": [ids]}` best first (`output: rank`) or
+//!     `{"scores": [{"id", "score": 0–10}]}` (`output: scores`), asked with a JSON schema
+//!     and parsed strictly. One call per group per order; with `orders: 2` the rollouts are
+//!     shown as given and reversed so position bias cancels. The value is the Borda mean of
+//!     `(n − 1 − rank)/(n − 1)` over the orders, or the mean score / 10. Empty, master-key,
+//!     too-short, alone-over-`max_chars`, verdict-forging (`"ranking":`) and, with
+//!     `injection: fail`, grader-addressing rollouts are ranked last (0) without being shown;
+//!     a lone shown rollout gets 1 without a call. Over `max_chars` characters of shown text
+//!     (the fallback): chunks that each hold the first `anchors` shown rollouts plus as many
+//!     others as fit (at least one, so long anchors may overrun), ranks merged by
+//!     Bradley–Terry over the pairs each chunk's ranking implies (scores are averaged). The
+//!     orders' disagreement (Kendall τ-b, mean absolute difference) is in the trace and the
+//!     summary (`listwise_order_tau`, `listwise_order_gap`). A reply with a missing,
+//!     repeated or unknown id, an extra key, a score out of range, or any failed call fails
+//!     the **whole group**: its members get status `error` with the reason
+//!     (`judge_unparseable`, `judge_timeout`, ...; `reward` stays the grader's),
+//!     `advantage: null`, `group_flag: excluded`, never a 0. The calls are counted in the
+//!     summary (`listwise_calls`), not in per-result `usage`. *Known failure modes:* the
+//!     judge's taste is the training signal (a judge that likes length rewards length);
+//!     rollouts of different chunks that never met tie when they beat the anchors equally;
+//!     Borda is relative, so a group of only bad rollouts still hands out 1 to its least bad;
+//!     a rollout that talks the judge out of the reply format fails its whole group (watch
+//!     `listwise_failed_groups`).
 //! - `tie_break: {judge, question, input, instructions, anchors: 2, spread: 0.1}`: a flat group
 //!   (only) is sent to a pairwise tournament through the judge: each rollout against the
 //!   group's first `anchors` rollouts, both orders (position bias cancels), the anchors among
@@ -71,7 +100,10 @@
 //!   counted in per-result `usage` (the summary counts them). *Known failure modes:* the
 //!   judge's preferences become the training signal inside ties (a judge that likes length
 //!   rewards length); rollouts never compared directly with the same record tie; with
-//!   `batch_std`, the batch std is computed before the spread.
+//!   `batch_std`, the batch std is computed before the spread. `mode: listwise` (with
+//!   `output`, `orders`, `max_chars`) replaces the tournament by the listwise judge above: one
+//!   call per order for the whole group, its values centred and scaled into
+//!   `[−spread, spread]`; a failed call leaves the group flat, as in the pairwise mode.
 //!
 //! *Example:*
 //! ```yaml
@@ -94,7 +126,8 @@
 
 // One file per idea: the section's spec (`spec.rs`) and its compilation (`compile.rs`); the
 // stage's main loop (`apply.rs`: exclusions, pass counts, flat and singleton flags, tie-break
-// wiring, advantages); one file per mode (`hero.rs`, `majority.rs`, `crps.rs`, `pow3r.rs`, and
+// wiring, advantages); one file per mode (`hero.rs`, `majority.rs`, `crps.rs`, `pow3r.rs`,
+// `listwise.rs` (the judge shared by `listwise:` and `tie_break: {mode: listwise}`), and
 // `combine.rs` for `normalize_then_sum`); the explained trace's node (`trace.rs`).
 
 pub mod advantage;
@@ -107,6 +140,7 @@ mod combine;
 mod compile;
 mod crps;
 mod hero;
+pub mod listwise;
 mod majority;
 mod pow3r;
 mod spec;
@@ -117,6 +151,7 @@ pub use combine::Combine;
 pub use crps::{crps, CrpsSpec};
 pub use diagnostics::GroupReport;
 pub use hero::HeroSpec;
+pub use listwise::{ListwiseOutput, ListwiseSpec};
 pub use majority::{MajorityExtract, MajoritySpec};
 pub use pow3r::Pow3rSpec;
 pub use spec::GroupStageSpec;
@@ -139,6 +174,7 @@ pub struct GroupStage {
     hero: Option<hero::Hero>,
     majority: Option<majority::Majority>,
     crps: Option<crps::Crps>,
+    listwise: Option<Arc<listwise::Listwise>>,
     tie_break: Option<Arc<tie_break::TieBreak>>,
     pow3r: Option<pow3r::Pow3r>,
 }

@@ -1,6 +1,9 @@
 //! The `group:` section as written in the spec file; each mode's own spec sits with its mode.
 
-use super::{tie_break, Combine, CrpsSpec, Estimator, HeroSpec, MajoritySpec, Pow3rSpec};
+use super::{
+    listwise::ListwiseSpec, tie_break, Combine, CrpsSpec, Estimator, HeroSpec, MajoritySpec,
+    Pow3rSpec,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -37,6 +40,10 @@ pub struct GroupStageSpec {
     /// Distributional reward for numeric predictions: each rollout's leave-one-out CRPS credit.
     #[serde(default)]
     pub crps: Option<CrpsSpec>,
+    /// Listwise group judge: the judge ranks (or scores) every rollout of a group in one call
+    /// per order; the estimator sees that value.
+    #[serde(default)]
+    pub listwise: Option<ListwiseSpec>,
     /// Break flat groups with a judged pairwise tournament fitted with Bradley–Terry.
     #[serde(default)]
     pub tie_break: Option<tie_break::TieBreakSpec>,

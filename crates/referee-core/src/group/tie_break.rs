@@ -8,6 +8,7 @@
 //! incomplete, which is what [`super::bradley_terry`] is built for.
 
 use super::bradley_terry::{fit, BtOptions, Comparison};
+use super::listwise::{self, Listwise, ListwiseOutput, ListwiseSpec, Ranked};
 use crate::compile::{At, Compiler, JudgeRef};
 use crate::judge::JudgeCall;
 use crate::sample::Sample;
@@ -36,9 +37,32 @@ pub struct TieBreakSpec {
     #[serde(default = "default_anchors")]
     pub anchors: usize,
     /// Half-width of the spread: the group's values become `reward + spread·s`, with `s` the
-    /// Bradley–Terry log-strength scaled into [−1, 1] (default 0.1).
+    /// Bradley–Terry log-strength (or the listwise value, centred) scaled into [−1, 1]
+    /// (default 0.1).
     #[serde(default = "default_spread")]
     pub spread: f64,
+    /// `pairwise` (default): the anchored tournament; `listwise`: one listwise call per order
+    /// (see `group.listwise`), `anchors` then being the chunks' anchors.
+    #[serde(default)]
+    pub mode: TieBreakMode,
+    /// `listwise` only: `rank` (default) or `scores`.
+    #[serde(default)]
+    pub output: Option<ListwiseOutput>,
+    /// `listwise` only: 2 (default) orders or 1.
+    #[serde(default)]
+    pub orders: Option<usize>,
+    /// `listwise` only: the most characters of rollout text in one call (default 24,000).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+}
+
+/// How a tie-break asks the judge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreakMode {
+    #[default]
+    Pairwise,
+    Listwise,
 }
 
 fn default_anchors() -> usize {
@@ -55,6 +79,8 @@ pub(crate) struct TieBreak {
     instructions: String,
     anchors: usize,
     spread: f64,
+    /// `mode: listwise`: the same compiled listwise judge as `group.listwise`.
+    listwise: Option<Listwise>,
 }
 
 impl std::fmt::Debug for TieBreak {
@@ -73,6 +99,8 @@ pub(crate) struct Spread {
     pub offsets: Vec<f64>,
     pub calls: usize,
     pub failures: usize,
+    /// `mode: listwise`: what the judge made of the group.
+    pub ranked: Option<Ranked>,
 }
 
 impl TieBreak {
@@ -89,6 +117,35 @@ impl TieBreak {
         if !(spec.spread.is_finite() && spec.spread > 0.0) {
             cx.err(&at, Some("spread"), "must be a finite number > 0");
             ok = false;
+        }
+        let instructions = spec.instructions.clone().unwrap_or_else(|| {
+            "Prefer the response that is more correct, complete and clearly reasoned.".into()
+        });
+        if spec.mode == TieBreakMode::Listwise {
+            let lw = ListwiseSpec {
+                judge: spec.judge.clone(),
+                question: spec.question.clone(),
+                input: spec.input.clone(),
+                instructions: Some(instructions.clone()),
+                output: spec.output.unwrap_or_default(),
+                orders: spec.orders.unwrap_or_else(listwise::default_orders),
+                max_chars: spec.max_chars.unwrap_or_else(listwise::default_max_chars),
+                anchors: spec.anchors,
+                ..ListwiseSpec::default()
+            };
+            let compiled = Listwise::compile(&lw, &at, cx);
+            if !ok {
+                return None;
+            }
+            return Some(TieBreak {
+                judge: compiled.as_ref()?.judge_ref(),
+                question: None,
+                input: Template::output_text(),
+                instructions,
+                anchors: spec.anchors,
+                spread: spec.spread,
+                listwise: compiled,
+            });
         }
         let mut tpl = |cx: &mut Compiler, field: &str, src: &str| match Template::parse(src) {
             Ok(t) => Some(t),
@@ -108,6 +165,16 @@ impl TieBreak {
             Some(s) => tpl(cx, "input", s),
             None => Some(Template::output_text()),
         };
+        for (field, given) in [
+            ("output", spec.output.is_some()),
+            ("orders", spec.orders.is_some()),
+            ("max_chars", spec.max_chars.is_some()),
+        ] {
+            if given {
+                cx.err(&at, Some(field), "only with `mode: listwise`");
+                ok = false;
+            }
+        }
         let judge = cx.judge(&at, spec.judge.as_deref(), None);
         if !ok {
             return None;
@@ -116,17 +183,38 @@ impl TieBreak {
             judge: judge?,
             question,
             input: input?,
-            instructions: spec.instructions.clone().unwrap_or_else(|| {
-                "Prefer the response that is more correct, complete and clearly reasoned.".into()
-            }),
+            instructions,
             anchors: spec.anchors,
             spread: spec.spread,
+            listwise: None,
         })
     }
 
     /// Runs the tournament on one flat group (its calls all at once). `None` when no comparison
     /// succeeded (the group stays flat) or a member's text cannot be rendered.
     pub async fn spread(&self, members: &[&Sample]) -> Option<Spread> {
+        if let Some(lw) = &self.listwise {
+            let r = lw.rank(members).await.ok()?;
+            let mean = r.values.iter().sum::<f64>() / r.values.len().max(1) as f64;
+            let max = r.values.iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+            let offsets = r
+                .values
+                .iter()
+                .map(|v| {
+                    if max > 0.0 {
+                        self.spread * (v - mean) / max
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            return Some(Spread {
+                offsets,
+                calls: r.calls,
+                failures: 0,
+                ranked: Some(r),
+            });
+        }
         let n = members.len();
         let texts: Vec<String> = members
             .iter()
@@ -187,6 +275,7 @@ impl TieBreak {
             offsets,
             calls: pairs.len(),
             failures,
+            ranked: None,
         })
     }
 

@@ -4,7 +4,12 @@ use super::{GroupFlag, GroupOutcome, GroupStage};
 
 impl GroupStage {
     /// The stage's node in an explained result's trace: what it wrote and why.
-    pub(super) fn trace(&self, o: &GroupOutcome) -> crate::node::Trace {
+    /// `extra`: the listwise judge's note and detail for this member, when it ranked it.
+    pub(super) fn trace(
+        &self,
+        o: &GroupOutcome,
+        extra: Option<&super::listwise::Note>,
+    ) -> crate::node::Trace {
         let est = serde_json::to_value(self.estimator).unwrap_or_default();
         let est = est.as_str().unwrap_or("?");
         let mut note = match o.advantage {
@@ -31,6 +36,16 @@ impl GroupStage {
             ),
             None => {}
         }
+        let mut detail = serde_json::json!({
+            "advantage": o.advantage,
+            "group_flag": o.flag.map(GroupFlag::as_str),
+            "group_reward": o.group_reward,
+        });
+        if let Some((n, d)) = extra {
+            note.push_str("; ");
+            note.push_str(n);
+            detail["listwise"] = d.clone();
+        }
         crate::node::Trace {
             kind: "group",
             name: None,
@@ -43,11 +58,7 @@ impl GroupStage {
             },
             reason: None,
             note: Some(note),
-            detail: Some(serde_json::json!({
-                "advantage": o.advantage,
-                "group_flag": o.flag.map(GroupFlag::as_str),
-                "group_reward": o.group_reward,
-            })),
+            detail: Some(detail),
             children: Vec::new(),
         }
     }

@@ -150,7 +150,11 @@ fn rendered(
         } else {
             "the row's"
         };
-        miss(policy, "media_invalid", format!("render: {who} {why}"))
+        Miss {
+            policy,
+            reason: "media_invalid",
+            message: format!("render: {who} {why}"),
+        }
     };
     let svg = super::render::extract_svg(text)
         .ok_or_else(|| fail("text holds no <svg> drawing".into()))?;
@@ -168,21 +172,17 @@ fn kind_of(v: &serde_json::Value) -> &'static str {
     }
 }
 
-fn miss(policy: bool, reason: &'static str, message: String) -> Miss {
-    Miss {
-        policy,
-        reason,
-        message,
-    }
-}
-
 fn invalid(policy: bool, why: &str) -> Miss {
     let who = if policy {
         "the candidate's"
     } else {
         "the row's"
     };
-    miss(policy, "media_invalid", format!("{who} media: {why}"))
+    Miss {
+        policy,
+        reason: "media_invalid",
+        message: format!("{who} media: {why}"),
+    }
 }
 
 /// Resolves one media value (see the module doc). `policy`: the value comes from the sample.
@@ -197,11 +197,11 @@ pub fn resolve(
         return Err(if policy {
             invalid(true, "it is empty")
         } else {
-            miss(
-                false,
-                "missing_field",
-                "the row's media field is empty".into(),
-            )
+            Miss {
+                policy: false,
+                reason: "missing_field",
+                message: "the row's media field is empty".into(),
+            }
         });
     }
     let lower = value.get(..8).unwrap_or(value).to_ascii_lowercase();
@@ -301,11 +301,13 @@ fn too_large(policy: bool, n: usize, max: usize) -> Miss {
     } else {
         "the row's"
     };
-    miss(
+    Miss {
         policy,
-        "media_limit",
-        format!("{who} media is {n} bytes, over the limit of {max} (`media: {{max_bytes}}`)"),
-    )
+        reason: "media_limit",
+        message: format!(
+            "{who} media is {n} bytes, over the limit of {max} (`media: {{max_bytes}}`)"
+        ),
+    }
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
@@ -363,7 +365,16 @@ fn bare_base64(value: &str) -> Option<Vec<u8>> {
 }
 
 fn read_path(path: &str, limits: &MediaLimits) -> Result<Vec<u8>, Miss> {
-    let unreadable = |why: String| miss(false, "media_unreadable", why);
+    // Messages name the path and root as written, never where they resolve on this machine.
+    let shown_root = limits.root.as_ref().map_or_else(
+        || "the working directory".to_string(),
+        |r| format!("`{}`", r.display()),
+    );
+    let unreadable = |why: String| Miss {
+        policy: false,
+        reason: "media_unreadable",
+        message: why,
+    };
     let root = match &limits.root {
         Some(r) => r.clone(),
         None => std::env::current_dir()
@@ -371,7 +382,7 @@ fn read_path(path: &str, limits: &MediaLimits) -> Result<Vec<u8>, Miss> {
     };
     let root = root
         .canonicalize()
-        .map_err(|e| unreadable(format!("the media root {}: {e}", root.display())))?;
+        .map_err(|e| unreadable(format!("the media root {shown_root}: {e}")))?;
     let p = Path::new(path);
     let full = if p.is_absolute() {
         p.to_path_buf()
@@ -380,26 +391,21 @@ fn read_path(path: &str, limits: &MediaLimits) -> Result<Vec<u8>, Miss> {
     };
     let real = full
         .canonicalize()
-        .map_err(|e| unreadable(format!("media file {}: {e}", full.display())))?;
+        .map_err(|e| unreadable(format!("media file `{path}` under {shown_root}: {e}")))?;
     if !real.starts_with(&root) {
         return Err(unreadable(format!(
-            "media file {} is outside the media root {} (`media: {{root}}`)",
-            full.display(),
-            root.display()
+            "media file `{path}` is outside the media root {shown_root} (`media: {{root}}`)"
         )));
     }
-    let meta = std::fs::metadata(&real)
-        .map_err(|e| unreadable(format!("media file {}: {e}", real.display())))?;
+    let meta =
+        std::fs::metadata(&real).map_err(|e| unreadable(format!("media file `{path}`: {e}")))?;
     if !meta.is_file() {
-        return Err(unreadable(format!(
-            "media path {} is not a file",
-            real.display()
-        )));
+        return Err(unreadable(format!("media path `{path}` is not a file")));
     }
     if meta.len() > limits.max_bytes as u64 {
         return Err(too_large(false, meta.len() as usize, limits.max_bytes));
     }
-    std::fs::read(&real).map_err(|e| unreadable(format!("media file {}: {e}", real.display())))
+    std::fs::read(&real).map_err(|e| unreadable(format!("media file `{path}`: {e}")))
 }
 
 /// The type the bytes are, by their magic numbers.

@@ -20,6 +20,14 @@
 //! length), so texts sharing words are close; an empty text is refused as llama-server refuses
 //! it; a `fail` rule whose `when` is in the text fails the call.
 //!
+//! Listwise calls (`group.listwise`, `tie_break: {mode: listwise}`) are answered by a rule with
+//! `rank_by: ["text", ...]`: the responses are read from the prompt as the judge sees them
+//! (`Response <id>:` then a `<candidate_response>` section), ordered by the first `rank_by`
+//! text each contains (earlier is better; none: after all, in the order shown), and the reply
+//! is `{"ranking": [ids]}`, or `{"scores": [{"id", "score": 10 − position}]}` when the prompt
+//! asks for scores ("Score each of the"). `corrupt: "repeat" | "drop"` repeats the first id instead of the last, or
+//! drops the last (to script a broken reply).
+//!
 //! Prompt-logprob calls get the text cut into tokens of leading whitespace plus a word; the
 //! first token has no logprob, each other the `logprob` of the first rule with one whose `when`
 //! is in the text before the token (default -1). A rule `{when, spell: false}` makes the tokens
@@ -47,6 +55,8 @@ struct Rule {
     spell: Option<bool>,
     /// Matches only a call carrying a media part whose type or digest contains this.
     media: Option<String>,
+    rank_by: Option<Vec<String>>,
+    corrupt: Option<String>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -108,6 +118,17 @@ impl ScriptJudge {
                 logprob: r.get("logprob").and_then(Value::as_f64),
                 spell: r.get("spell").and_then(Value::as_bool),
                 media: get("media"),
+                rank_by: match r.get("rank_by") {
+                    None => None,
+                    Some(v) => Some(
+                        v.as_array()
+                            .and_then(|a| {
+                                a.iter().map(|x| x.as_str().map(str::to_string)).collect()
+                            })
+                            .ok_or("`rank_by` in a judge script is a list of strings")?,
+                    ),
+                },
+                corrupt: get("corrupt"),
             });
         }
         Ok(out)
@@ -116,6 +137,48 @@ impl ScriptJudge {
     /// Every call so far: `(endpoint, call)`.
     pub fn calls(&self) -> Vec<(String, JudgeCall)> {
         self.calls.lock().expect("script lock").clone()
+    }
+}
+
+/// The reply of a `rank_by` rule to a listwise prompt (see the module doc).
+fn listwise_reply(text: &str, by: &[String], corrupt: Option<&str>) -> String {
+    use crate::components::judge::{CLOSE, OPEN};
+    let mut shown: Vec<(String, String)> = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&format!(":\n{OPEN}\n")) {
+        let id = rest[..at].rsplit("Response ").next().unwrap_or_default();
+        let body = &rest[at + OPEN.len() + 3..];
+        let end = body.find(&format!("\n{CLOSE}")).unwrap_or(body.len());
+        shown.push((id.to_string(), body[..end].to_string()));
+        rest = &body[end..];
+    }
+    let key = |t: &str| {
+        by.iter()
+            .position(|w| t.contains(w.as_str()))
+            .unwrap_or(by.len())
+    };
+    let mut order: Vec<usize> = (0..shown.len()).collect();
+    order.sort_by_key(|&i| key(&shown[i].1));
+    let mut ids: Vec<&str> = order.iter().map(|&i| shown[i].0.as_str()).collect();
+    match corrupt {
+        Some("repeat") if ids.len() > 1 => {
+            let first = ids[0];
+            *ids.last_mut().expect("two ids") = first;
+        }
+        Some("drop") => {
+            ids.pop();
+        }
+        _ => {}
+    }
+    if text.contains("Score each of the") {
+        let scores: Vec<Value> = ids
+            .iter()
+            .enumerate()
+            .map(|(p, id)| serde_json::json!({"id": id, "score": 10 - p.min(10)}))
+            .collect();
+        serde_json::json!({ "scores": scores }).to_string()
+    } else {
+        serde_json::json!({ "ranking": ids }).to_string()
     }
 }
 
@@ -152,7 +215,13 @@ impl Judge for ScriptJudge {
                         message: "no scripted reply for this call".into(),
                     })
                 },
-                |r| r.reply.clone(),
+                |r| match &r.rank_by {
+                    Some(by) => r.reply.clone().map(|mut reply| {
+                        reply.content = listwise_reply(&text, by, r.corrupt.as_deref());
+                        reply
+                    }),
+                    None => r.reply.clone(),
+                },
             );
         self.calls
             .lock()
