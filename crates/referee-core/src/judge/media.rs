@@ -145,11 +145,7 @@ fn rendered(
     limits: &MediaLimits,
 ) -> Result<Media, Miss> {
     let fail = |why: String| {
-        let who = if policy {
-            "the candidate's"
-        } else {
-            "the row's"
-        };
+        let who = whose(policy);
         Miss {
             policy,
             reason: "media_invalid",
@@ -172,12 +168,17 @@ fn kind_of(v: &serde_json::Value) -> &'static str {
     }
 }
 
-fn invalid(policy: bool, why: &str) -> Miss {
-    let who = if policy {
+/// Whose media a message is about.
+fn whose(policy: bool) -> &'static str {
+    if policy {
         "the candidate's"
     } else {
         "the row's"
-    };
+    }
+}
+
+fn invalid(policy: bool, why: &str) -> Miss {
+    let who = whose(policy);
     Miss {
         policy,
         reason: "media_invalid",
@@ -296,11 +297,7 @@ fn finish(
 }
 
 fn too_large(policy: bool, n: usize, max: usize) -> Miss {
-    let who = if policy {
-        "the candidate's"
-    } else {
-        "the row's"
-    };
+    let who = whose(policy);
     Miss {
         policy,
         reason: "media_limit",
