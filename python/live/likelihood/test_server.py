@@ -11,6 +11,10 @@ import torch
 import oracle
 from cases import LEAKY_REASONING, LONG_REFERENCE, ROWS, STRADDLE, baseline_of, context_of
 
+# Logprobs are float32: the server's batch and the test's single text differ by a few ulps
+# (2e-6 seen on torch's CPU kernels for values near -10), far below any reward's tolerance.
+TOL = 1e-5
+
 PROMPTS = [
     "What is the capital of France?\nAnswer: Paris",
     "Le café est très chaud. Die Straße ist groß. 日本",
@@ -60,7 +64,8 @@ def test_echo_without_generation(server):
         assert lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None
         assert len(lp["token_logprobs"]) == len(ids)
         for got, want in zip(lp["token_logprobs"][1:], lps[1:]):
-            assert abs(got - want) < 1e-6
+            # float32 log-softmax over a padded batch differs from one text alone by a few ulps.
+            assert abs(got - want) < TOL
         offsets = [0]
         for t in want_tokens[:-1]:
             offsets.append(offsets[-1] + len(t))
@@ -74,7 +79,7 @@ def test_echo_without_generation(server):
                 s = decoded(tok, i)
                 assert s in top
                 if list(top).count(s) == 1 and sum(decoded(tok, x) == s for x in [ids[j], *best.indices.tolist()]) == 1:
-                    assert abs(top[s] - v) < 1e-6
+                    assert abs(top[s] - v) < TOL
         # echo with logprobs asks vLLM's engine for prompt logprobs too, and it returns them.
         assert len(choice["prompt_logprobs"]) == len(ids)
         assert choice["prompt_token_ids"] is None
@@ -102,7 +107,7 @@ def test_prompt_logprobs(server, k):
             for key, entry in pos.items():
                 tid = int(key)
                 assert set(entry) == {"logprob", "rank", "decoded_token"}
-                assert abs(entry["logprob"] - float(row[tid])) < 1e-6
+                assert abs(entry["logprob"] - float(row[tid])) < TOL
                 assert entry["decoded_token"] == decoded(tok, tid)
             actual = pos[str(ids[j])]
             # vLLM's rank: the vocabulary entries at least as likely (1 = the most likely).
