@@ -147,24 +147,16 @@ impl TieBreak {
                 listwise: compiled,
             });
         }
-        let mut tpl = |cx: &mut Compiler, field: &str, src: &str| match Template::parse(src) {
-            Ok(t) => Some(t),
-            Err(es) => {
-                for e in es {
-                    cx.err(&at, Some(field), e);
-                }
-                ok = false;
-                None
+        let question = match spec.question.as_deref() {
+            Some(q) => {
+                let t = cx.template(q, &at, "question");
+                ok &= t.is_some();
+                t
             }
+            None => None,
         };
-        let question = spec
-            .question
-            .as_deref()
-            .and_then(|q| tpl(cx, "question", q));
-        let input = match spec.input.as_deref() {
-            Some(s) => tpl(cx, "input", s),
-            None => Some(Template::output_text()),
-        };
+        let input = cx.input(spec.input.as_deref(), &at);
+        ok &= input.is_some();
         for (field, given) in [
             ("output", spec.output.is_some()),
             ("orders", spec.orders.is_some()),
