@@ -22,7 +22,7 @@
 //!   extra or missing keys or a value of the wrong type is `judge_unparseable`, never a score.
 
 use crate::compile::{At, Compiler, JudgeRef};
-use crate::judge::media::{MediaAt, MediaKind, MediaLimits, MediaPart, Render};
+use crate::judge::media::{Media, MediaAt, MediaKind, MediaLimits, MediaPart, Render};
 use crate::judge::{guard, JudgeCall, JudgeReply};
 use crate::node::{shorten, ScoreCtx};
 use crate::outcome::Outcome;
@@ -641,7 +641,30 @@ impl Caller {
         call: &mut JudgeCall,
         cx: &mut ScoreCtx,
     ) -> Result<(), Outcome> {
-        if !self.attach.is_empty() {
+        let attached = self.attached(s, cx)?;
+        self.place(call, &attached, cx)
+    }
+
+    /// The grader's attached parts resolved for one sample: once, however many calls it makes.
+    pub fn attached(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Vec<Arc<Media>>, Outcome> {
+        let mut out = Vec::new();
+        for part in &self.attach {
+            let resolved = part
+                .resolve(s, &self.limits)
+                .map_err(|miss| miss.outcome(cx))?;
+            out.extend(resolved.into_iter().map(Arc::new));
+        }
+        Ok(out)
+    }
+
+    /// Places resolved parts after the last user message's text and checks the call's count.
+    pub fn place(
+        &self,
+        call: &mut JudgeCall,
+        attached: &[Arc<Media>],
+        cx: &mut ScoreCtx,
+    ) -> Result<(), Outcome> {
+        if !attached.is_empty() {
             let Some(last) = call.messages.iter().rposition(|(r, _)| r == "user") else {
                 return Err(Outcome::error(
                     "judge_config",
@@ -649,18 +672,11 @@ impl Caller {
                 ));
             };
             let offset = call.messages[last].1.len();
-            for part in &self.attach {
-                for m in part
-                    .resolve(s, &self.limits)
-                    .map_err(|miss| miss.outcome(cx))?
-                {
-                    call.media.push(MediaAt {
-                        message: last,
-                        offset,
-                        media: Arc::new(m),
-                    });
-                }
-            }
+            call.media.extend(attached.iter().map(|m| MediaAt {
+                message: last,
+                offset,
+                media: m.clone(),
+            }));
         }
         if call.media.len() > self.limits.max_count {
             let n = call.media.len();

@@ -243,10 +243,14 @@ impl Pairwise {
             self.messages(question.as_deref(), &mine, &theirs),
             self.messages(question.as_deref(), &theirs, &mine),
         ];
+        let attached = match self.caller.attached(s, cx) {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
         let mut calls = Vec::with_capacity(2);
         for m in orders {
             let mut call = self.caller.request(m, Some(self.schema.clone()), top);
-            if let Err(o) = self.caller.attach(s, &mut call, cx) {
+            if let Err(o) = self.caller.place(&mut call, &attached, cx) {
                 return o;
             }
             calls.push(

@@ -677,11 +677,15 @@ booleans) or a choice string.",
         let batches: Vec<&[Question]> = qs.chunks(size).collect();
         let top = self.soft.then_some(20);
         let deadline = self.caller.deadline.map(|d| started + d);
+        let attached = match self.caller.attached(s, cx) {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
         let mut calls = Vec::with_capacity(batches.len());
         for b in &batches {
             let (messages, schema) = self.verdict_request(header, b);
             let mut call = self.caller.request(messages, Some(schema), top);
-            if let Err(o) = self.caller.attach(s, &mut call, cx) {
+            if let Err(o) = self.caller.place(&mut call, &attached, cx) {
                 return o;
             }
             calls.push(
