@@ -482,6 +482,24 @@ impl Compiler {
                 .max()
                 .unwrap_or(crate::node::Cost::Rule),
         };
+        let spreads = match &imp {
+            crate::node::Imp::Async(c) => c.spread(),
+            crate::node::Imp::Sync(c) => c.spread(),
+        };
+        let spread = match (&name, spreads) {
+            (Some(n), true) => {
+                let s = format!("{n}.std");
+                if let Some(prev) = self.names.get(&s) {
+                    let prev = prev.clone();
+                    self.err(&at, Some("name"), format!("the component `{s}` (the spread of `{n}`) is also defined at {prev}; names key the `components` output and must be unique"));
+                    ok = false;
+                } else {
+                    self.names.insert(s.clone(), path.to_string());
+                }
+                Some(Arc::<str>::from(s))
+            }
+            _ => None,
+        };
         ok.then(|| Node {
             meta: Meta {
                 kind: info.type_name,
@@ -489,6 +507,7 @@ impl Compiler {
                 name,
                 on_error,
                 cost,
+                spread,
             },
             imp,
         })
@@ -812,4 +831,12 @@ pub fn sync<C: SyncComponent + 'static>(c: C) -> Imp {
 /// Helper for components that wait (sandbox, judges).
 pub fn waits<C: crate::node::AsyncComponent + 'static>(c: C) -> Imp {
     Imp::Async(Box::new(c))
+}
+
+/// Helper for model graders: the grader, taking `samples:` verdicts when it asks for several.
+pub fn judged<C: crate::node::AsyncComponent + 'static>(
+    samples: Option<crate::components::judge::samples::Samples>,
+    c: C,
+) -> Imp {
+    crate::components::judge::samples::Samples::imp(samples, Box::new(c))
 }

@@ -19,6 +19,11 @@ pub trait SyncComponent: Send + Sync {
     fn linear_weights(&self) -> Option<Vec<f64>> {
         None
     }
+    /// Whether the node reports a spread (`ScoreCtx::report_spread`), the `<name>.std`
+    /// component beside its own.
+    fn spread(&self) -> bool {
+        false
+    }
 }
 
 /// A component that waits (sandboxes, judges): it returns a future, which the I/O crates
@@ -44,6 +49,11 @@ pub trait AsyncComponent: Send + Sync {
     fn cost(&self) -> Option<Cost> {
         None
     }
+    /// Whether the node reports a spread (`ScoreCtx::report_spread`), the `<name>.std`
+    /// component beside its own.
+    fn spread(&self) -> bool {
+        false
+    }
 }
 
 /// What a waiting node produced for one sample, kept so every later evaluation of the tree
@@ -60,6 +70,8 @@ pub(crate) struct Done {
     pub(crate) group_aware: bool,
     /// The per-step credit the node gave (step components), replayed with its outcome.
     steps: Vec<crate::steps::StepReward>,
+    /// The spread it reported (`samples:`), replayed as its `<name>.std` component.
+    spread: Option<f64>,
     /// What a group-aware node kept in a group's first pass, and the tests it passed.
     kept: Option<(Arc<dyn std::any::Any + Send + Sync>, Vec<bool>)>,
 }
@@ -98,6 +110,9 @@ pub struct Meta {
     pub on_error: Option<f64>,
     /// The most expensive thing this node or a node below it does.
     pub cost: Cost,
+    /// `<name>.std`: the component that carries the node's spread, for a named node that
+    /// reports one (several samples of a judge, an ensemble).
+    pub spread: Option<Arc<str>>,
 }
 
 pub struct Node {
@@ -166,6 +181,7 @@ impl Node {
                     }
                     cx.usage.add(&d.usage);
                     cx.steps.extend(d.steps.iter().cloned());
+                    cx.spread = d.spread;
                     if let (true, Some((data, passes))) = (cx.collecting, &d.kept) {
                         cx.memo.insert(self.meta.path.clone(), data.clone());
                         cx.record.push((self.meta.path.clone(), passes.clone()));
@@ -193,6 +209,13 @@ impl Node {
             }
             if let Some(name) = &self.meta.name {
                 cx.components.push((name.clone(), component_value(&out)));
+            }
+            let spread = cx.spread.take();
+            if let Some(name) = &self.meta.spread {
+                cx.components.push((
+                    name.clone(),
+                    spread.filter(|v| v.is_finite() && out.usable()),
+                ));
             }
             // Step credit a component gave is labelled with the node that gave it.
             for r in &mut cx.steps[steps_mark..] {
@@ -251,6 +274,7 @@ pub(crate) async fn run_waiting(node: &Node, s: &Sample, seed: &Seed) -> Done {
         group_aware: c.group_aware(),
         kept,
         steps: cx.steps,
+        spread: cx.spread,
     }
 }
 
@@ -304,6 +328,19 @@ pub struct ScoreCtx {
     pub(crate) pending: Vec<(Arc<str>, Cost)>,
     /// Per-step credit from the step components scored so far (`step_rewards`).
     pub(crate) steps: Vec<crate::steps::StepReward>,
+    /// The spread the node being scored reported, taken by its evaluation.
+    pub(crate) spread: Option<f64>,
+    /// Which of a grader's several samples this context scores (`samples:`).
+    pub(crate) draw: Option<Draw>,
+}
+
+/// One of `n` samples of a model grader: the seed or choice its judge calls use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draw {
+    pub index: u32,
+    pub n: u32,
+    /// The `n` samples are the choices of one call (`n` in the request), not `n` calls.
+    pub choices: bool,
 }
 
 /// What one group's first pass found: per node path, the fraction of the group's samples that
@@ -409,6 +446,49 @@ impl ScoreCtx {
                         on_output,
                     }),
             );
+    }
+
+    /// Which of a grader's samples this context scores, when it takes several.
+    pub fn draw(&self) -> Option<Draw> {
+        self.draw
+    }
+
+    /// The spread of the values the node being scored reduced (the `<name>.std` component).
+    pub fn report_spread(&mut self, std: f64) {
+        self.spread = Some(std);
+    }
+
+    /// A context for one sample of the node being scored: same sample and group, its own
+    /// usage, steps and trace (taken back by [`ScoreCtx::join`]).
+    pub(crate) fn fork(&self, draw: Draw) -> ScoreCtx {
+        let mut cx = ScoreCtx::new(self.explain);
+        cx.group.clone_from(&self.group);
+        cx.draw = Some(draw);
+        if let Some(t) = self.stack.last() {
+            let mut t = t.clone();
+            t.note = None;
+            t.detail = None;
+            t.children.clear();
+            cx.stack.push(t);
+        }
+        cx
+    }
+
+    /// Takes back a fork's usage; returns its step credit, note and detail.
+    pub(crate) fn join(
+        &mut self,
+        mut child: ScoreCtx,
+    ) -> (
+        Vec<crate::steps::StepReward>,
+        Option<String>,
+        Option<serde_json::Value>,
+    ) {
+        self.usage.add(&child.usage);
+        let (note, detail) = child
+            .stack
+            .pop()
+            .map_or((None, None), |t| (t.note, t.detail));
+        (std::mem::take(&mut child.steps), note, detail)
     }
 
     /// Counts a judge reply (a call, or a cache hit) against this sample.

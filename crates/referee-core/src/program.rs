@@ -189,6 +189,9 @@ fn collect_names(n: &Node, out: &mut Vec<Arc<str>>) {
     if let Some(name) = &n.meta.name {
         out.push(name.clone());
     }
+    if let Some(spread) = &n.meta.spread {
+        out.push(spread.clone());
+    }
     if let crate::node::Imp::Sync(c) = &n.imp {
         for child in c.children() {
             collect_names(child, out);

@@ -117,6 +117,85 @@ fn the_independent_judges_of_one_sample_are_called_together() {
 }
 
 #[test]
+fn the_samples_of_one_grader_are_in_flight_together() {
+    let j = Barrier::new(4);
+    let mut spec = judge("j");
+    spec["samples"] = json!(4);
+    let p = compile(&spec, &j);
+    let r = within_a_minute(move || p.score(&Sample::new("x", json!({}))));
+    assert_eq!(r.reward, Some(1.0));
+    assert_eq!(j.calls(), 4);
+    let c: std::collections::HashMap<_, _> = r.components.iter().cloned().collect();
+    assert_eq!(c[&Arc::from("j.std")], Some(0.0));
+}
+
+/// What one sample's call carried: its temperature, seed, `n` and choice.
+type Sent = (Option<f64>, Option<i64>, Option<u64>, Option<u32>);
+
+fn sampled_calls(samples: Value, sampling: Value) -> Vec<Sent> {
+    use referee_core::judge::script::ScriptJudge;
+    let script = Arc::new(
+        ScriptJudge::from_value(&json!([{"content": "{\"steps\": [], \"result\": 1}"}])).unwrap(),
+    );
+    let mut spec = judge("j");
+    spec["samples"] = samples;
+    spec["sampling_params"] = sampling;
+    let env = Env {
+        judge: Some(script.clone()),
+        ..Env::default()
+    };
+    let p = Program::compile_with(&spec, env).unwrap();
+    assert_eq!(p.score(&Sample::new("x", json!({}))).reward, Some(1.0));
+    let mut calls: Vec<_> = script
+        .calls()
+        .into_iter()
+        .map(|(_, c)| {
+            (
+                c.temperature,
+                c.extra.get("seed").and_then(Value::as_i64),
+                c.extra.get("n").and_then(Value::as_u64),
+                c.choice,
+            )
+        })
+        .collect();
+    calls.sort_by_key(|c| (c.1, c.3));
+    calls
+}
+
+#[test]
+fn samples_sample_at_temperature_one_with_their_own_seeds_unless_told() {
+    assert_eq!(
+        sampled_calls(json!(3), json!({})),
+        vec![
+            (Some(1.0), Some(0), None, None),
+            (Some(1.0), Some(1), None, None),
+            (Some(1.0), Some(2), None, None)
+        ]
+    );
+    assert_eq!(
+        sampled_calls(json!(2), json!({"temperature": 0.7, "seed": 40})),
+        vec![
+            (Some(0.7), Some(40), None, None),
+            (Some(0.7), Some(41), None, None)
+        ]
+    );
+    // One grader without samples is unchanged: greedy, no seed (its cache keys stay valid).
+    assert_eq!(
+        sampled_calls(json!(1), json!({})),
+        vec![(Some(0.0), None, None, None)]
+    );
+    // Choices: the same request (same seed, `n`), each sample reading its own choice.
+    assert_eq!(
+        sampled_calls(json!({"n": 3, "via": "choices"}), json!({"seed": 5})),
+        vec![
+            (Some(1.0), Some(5), Some(3), Some(0)),
+            (Some(1.0), Some(5), Some(3), Some(1)),
+            (Some(1.0), Some(5), Some(3), Some(2))
+        ]
+    );
+}
+
+#[test]
 fn all_of_never_starts_its_judge_when_a_rule_child_already_fails() {
     let j = Barrier::new(1);
     let spec = json!({"type": "all_of", "inputs": [

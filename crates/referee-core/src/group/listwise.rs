@@ -235,6 +235,7 @@ impl Listwise {
             injection: spec.injection,
             deadline_ms: spec.deadline_ms,
             media: None,
+            samples: None,
         };
         let caller = Caller::compile(cx, at, &fields, 0);
         let max_tokens = spec
@@ -560,6 +561,7 @@ impl Listwise {
         let mut call = self.caller.request(
             vec![("system".into(), system), ("user".into(), user)],
             Some(schema),
+            None,
             None,
         );
         let per = match self.output {

@@ -24,6 +24,9 @@ pub struct JudgeCall {
     /// Images and audio, each placed in a message at a byte offset of its text (a message with
     /// media is sent as content parts; the cache keys each part by its digest).
     pub media: Vec<media::MediaAt>,
+    /// Which choice of the reply this caller reads, when the call asks for `n` of them (`n` in
+    /// `extra`): calls differing only here are one request, each caller taking its choice.
+    pub choice: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -7,6 +7,9 @@
 //!   fail?: "judge_timeout", endpoint?: "name", reward?: 0.7, steps?: [0.9, 0.2], step?: 0.9}`.
 //! A rule with `media: "image/png"` (a type or a digest's part) answers only calls carrying such
 //! a media part, so a test can tell that an image reached the judge.
+//! A rule with `seed: 2` answers only calls sent with that seed, and one with `choice: 1` only
+//! the caller reading that choice of an `n`-choice call, so a test can script the several
+//! samples of one grader (`samples:`) differently.
 //! Reward-model calls are answered by the first matching rule with a `reward` (or a `fail`);
 //! `when` is matched against the text.
 //!
@@ -57,6 +60,8 @@ struct Rule {
     media: Option<String>,
     rank_by: Option<Vec<String>>,
     corrupt: Option<String>,
+    seed: Option<i64>,
+    choice: Option<u64>,
 }
 
 /// Answers from a script and keeps every call it saw.
@@ -129,6 +134,8 @@ impl ScriptJudge {
                     ),
                 },
                 corrupt: get("corrupt"),
+                seed: r.get("seed").and_then(Value::as_i64),
+                choice: r.get("choice").and_then(Value::as_u64),
             });
         }
         Ok(out)
@@ -201,6 +208,11 @@ impl Judge for ScriptJudge {
             .find(|r| {
                 r.when.as_ref().is_none_or(|w| text.contains(w.as_str()))
                     && r.endpoint.as_ref().is_none_or(|e| e == endpoint)
+                    && r.seed.is_none_or(|want| {
+                        call.extra.get("seed").and_then(Value::as_i64) == Some(want)
+                    })
+                    && r.choice
+                        .is_none_or(|want| call.choice.map(u64::from) == Some(want))
                     && r.media.as_ref().is_none_or(|want| {
                         call.media.iter().any(|m| {
                             m.media.mime.contains(want.as_str())

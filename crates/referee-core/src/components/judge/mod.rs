@@ -43,6 +43,7 @@ pub mod prm;
 pub mod reference_judge;
 pub mod reward_model;
 pub mod rubric;
+pub mod samples;
 pub mod step_judge;
 
 pub const OPEN: &str = "<candidate_response>";
@@ -502,6 +503,8 @@ pub struct Caller {
     pub limits: MediaLimits,
     /// Some media part is the policy's (its image can be the whole candidate).
     pub policy_media: bool,
+    /// `samples:` (absent for one verdict): the grader's node wraps itself with it.
+    pub samples: Option<samples::Samples>,
 }
 
 /// The fields every model grader shares (read beside its own with `Compiler::spec_pair`): which
@@ -537,6 +540,10 @@ pub struct JudgeFields {
     /// Images and audio: limits, and parts attached to the last user message.
     #[serde(default)]
     pub media: Option<MediaSpec>,
+    /// Verdicts per candidate, reduced (`5`, or `{n, reduce: mean|median|majority, via:
+    /// calls|choices}`); their spread is the `<name>.std` component.
+    #[serde(default)]
+    pub samples: Option<samples::SamplesSpec>,
 }
 
 /// `media:` on a model grader.
@@ -612,9 +619,14 @@ impl Caller {
             }
         }
         let policy_media = attach.iter().any(|m| m.source.reads_sample());
+        let samples = samples::Samples::compile(cx, at, spec.samples.as_ref(), sp.temperature);
+        // Several samples of a greedy judge are one verdict repeated: they sample at 1 unless told.
+        let temperature = sp
+            .temperature
+            .unwrap_or(if samples.is_some() { 1.0 } else { 0.0 });
         Some(Caller {
             judge,
-            temperature: Some(sp.temperature.unwrap_or(0.0)),
+            temperature: Some(temperature),
             max_tokens: sp
                 .max_completions_tokens
                 .or(sp.max_tokens)
@@ -629,6 +641,7 @@ impl Caller {
             attach,
             limits,
             policy_media,
+            samples,
         })
     }
 
@@ -869,7 +882,7 @@ impl Caller {
         started: Instant,
         cx: &mut ScoreCtx,
     ) -> Result<JudgeReply, Outcome> {
-        let mut call = self.request(messages, schema, top_logprobs);
+        let mut call = self.request(messages, schema, top_logprobs, cx.draw());
         call.media = media;
         self.attach(s, &mut call, cx)?;
         let r = self
@@ -915,21 +928,40 @@ impl Caller {
         Ok((reply, m))
     }
 
-    /// The request for these messages.
+    /// The request for these messages; for one of several samples (`draw`), its own seed (the
+    /// grader's, or 0, plus its index) or its choice of `n`.
     pub fn request(
         &self,
         messages: Vec<(String, String)>,
         schema: Option<Value>,
         top_logprobs: Option<u32>,
+        draw: Option<crate::node::Draw>,
     ) -> JudgeCall {
+        let mut extra = self.extra.clone();
+        let mut choice = None;
+        match draw {
+            Some(d) if d.choices => {
+                extra.insert("n".into(), d.n.into());
+                choice = Some(d.index);
+            }
+            Some(d) => {
+                let base = extra.get("seed").and_then(Value::as_i64).unwrap_or(0);
+                extra.insert(
+                    "seed".into(),
+                    base.saturating_add(i64::from(d.index)).into(),
+                );
+            }
+            None => {}
+        }
         JudgeCall {
             messages,
             temperature: self.temperature,
             max_tokens: Some(self.max_tokens),
             top_logprobs,
             json_schema: schema,
-            extra: self.extra.clone(),
+            extra,
             media: Vec::new(),
+            choice,
         }
     }
 

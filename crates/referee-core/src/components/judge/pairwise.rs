@@ -35,7 +35,7 @@
 //! that writes the verdict key `"winner":` itself, scores 0 without a call). A reply that is cut off or not exactly that JSON is `judge_unparseable`; a
 //! failed call keeps its reason: errors, never a 0.
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{
     delimit, exact_keys, unparseable, verdict_object, AgainstRow, Caller, JudgeFields,
 };
@@ -132,17 +132,22 @@ object: {{\"reason\": \"a few sentences\", \"winner\": W}}, W being {choices}.\n
     if cx.has_errors() {
         return None;
     }
-    Some(waits(Pairwise {
-        other: other?,
-        question: question.flatten(),
-        input: input?,
-        tie,
-        allow_tie,
-        soft: spec.soft,
-        system,
-        schema,
-        caller: caller?,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        Pairwise {
+            other: other?,
+            question: question.flatten(),
+            input: input?,
+            tie,
+            allow_tie,
+            soft: spec.soft,
+            system,
+            schema,
+            caller,
+        },
+    ))
 }
 
 /// One order's verdict, for the sample's response: 1 win, 0.5 tie, 0 loss (hard), and the soft
@@ -249,7 +254,9 @@ impl Pairwise {
         };
         let mut calls = Vec::with_capacity(2);
         for m in orders {
-            let mut call = self.caller.request(m, Some(self.schema.clone()), top);
+            let mut call = self
+                .caller
+                .request(m, Some(self.schema.clone()), top, cx.draw());
             if let Err(o) = self.caller.place(&mut call, &attached, cx) {
                 return o;
             }

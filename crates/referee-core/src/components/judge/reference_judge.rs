@@ -40,7 +40,7 @@
 //! `judge_unparseable`; a failed call keeps its reason (`judge_timeout`, ...): errors, never
 //! a 0. The trace shows the committed answer and the verdict.
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{unparseable, AgainstRow, Caller, JudgeFields, NOTICE};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
@@ -146,19 +146,24 @@ is shown for context, but the reference answer is authoritative.",
     if cx.has_errors() {
         return None;
     }
-    Some(waits(ReferenceJudge {
-        reference: reference?,
-        question: question.flatten(),
-        input: input?,
-        explain,
-        commit_first: spec.commit_first,
-        soft: spec.soft,
-        system,
-        schema,
-        commit_system: COMMIT_TASK.to_string(),
-        commit_schema,
-        caller: caller?,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        ReferenceJudge {
+            reference: reference?,
+            question: question.flatten(),
+            input: input?,
+            explain,
+            commit_first: spec.commit_first,
+            soft: spec.soft,
+            system,
+            schema,
+            commit_system: COMMIT_TASK.to_string(),
+            commit_schema,
+            caller,
+        },
+    ))
 }
 
 impl ReferenceJudge {

@@ -69,7 +69,7 @@
 
 mod shapes;
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{
     exact_keys, render_delimited, unparseable, verdict_object, Caller, JudgeFields, NOTICE,
 };
@@ -335,20 +335,25 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     if cx.has_errors() {
         return None;
     }
-    Some(waits(RubricGrader {
-        criteria: criteria?,
-        dimensions: dimensions?,
-        weights: spec.weights,
-        categories: cats,
-        mode: spec.mode,
-        per_call: spec.per_call,
-        question: question.flatten(),
-        reference: reference.flatten(),
-        input: input?,
-        instructions: spec.instructions,
-        soft: spec.soft,
-        caller: caller?,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        RubricGrader {
+            criteria: criteria?,
+            dimensions: dimensions?,
+            weights: spec.weights,
+            categories: cats,
+            mode: spec.mode,
+            per_call: spec.per_call,
+            question: question.flatten(),
+            reference: reference.flatten(),
+            input: input?,
+            instructions: spec.instructions,
+            soft: spec.soft,
+            caller,
+        },
+    ))
 }
 
 /// What one question to the judge is.
@@ -684,7 +689,7 @@ booleans) or a choice string.",
         let mut calls = Vec::with_capacity(batches.len());
         for b in &batches {
             let (messages, schema) = self.verdict_request(header, b);
-            let mut call = self.caller.request(messages, Some(schema), top);
+            let mut call = self.caller.request(messages, Some(schema), top, cx.draw());
             if let Err(o) = self.caller.place(&mut call, &attached, cx) {
                 return o;
             }

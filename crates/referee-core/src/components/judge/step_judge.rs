@@ -53,7 +53,7 @@
 
 mod verdicts;
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{delimit, render_delimited, unparseable, Caller, JudgeFields};
 use crate::exec::BoxFuture;
 use crate::node::{AsyncComponent, ScoreCtx};
@@ -195,19 +195,24 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         None => None,
     };
     cx.gives_steps();
-    Some(waits(StepJudge {
-        input: input?,
-        segmenter: segmenter?,
-        credit: credit?,
-        gate,
-        question: question.flatten(),
-        reference: reference.flatten(),
-        labels: labels?,
-        task: spec.instructions.unwrap_or_else(|| TASK.to_string()),
-        reasons: spec.reasons.unwrap_or(true),
-        soft: spec.soft,
-        caller: caller?,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        StepJudge {
+            input: input?,
+            segmenter: segmenter?,
+            credit: credit?,
+            gate,
+            question: question.flatten(),
+            reference: reference.flatten(),
+            labels: labels?,
+            task: spec.instructions.unwrap_or_else(|| TASK.to_string()),
+            reasons: spec.reasons.unwrap_or(true),
+            soft: spec.soft,
+            caller,
+        },
+    ))
 }
 
 impl StepJudge {

@@ -27,7 +27,7 @@
 //! reply that is cut off or not exactly `{"steps", "result"}` is `judge_unparseable`; call
 //! failures are errors with their reason, never a 0.
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{unparseable, Caller, JudgeFields, MessageSpec, Prompt, ResultCall};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
@@ -100,19 +100,24 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         .iter()
         .map(|l| spec.passing_labels.contains(l))
         .collect();
-    Some(waits(LabelModel {
-        call: ResultCall::new(
-            caller?,
-            prompt?,
-            steps,
-            &result,
-            "L",
-            &format!("exactly one of {list}"),
-        ),
-        labels: spec.labels,
-        passing,
-        soft: spec.soft,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        LabelModel {
+            call: ResultCall::new(
+                caller,
+                prompt?,
+                steps,
+                &result,
+                "L",
+                &format!("exactly one of {list}"),
+            ),
+            labels: spec.labels,
+            passing,
+            soft: spec.soft,
+        },
+    ))
 }
 
 impl LabelModel {

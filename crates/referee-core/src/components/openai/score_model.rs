@@ -42,7 +42,7 @@
 //! or has a non-numeric `result` is `judge_unparseable`; a call that fails is `judge_timeout`,
 //! `judge_http_5xx`, ... — errors, never a 0. Token usage goes to the result's `usage`.
 
-use crate::compile::{waits, At, Compiler};
+use crate::compile::{judged, At, Compiler};
 use crate::components::judge::{unparseable, Caller, JudgeFields, MessageSpec, Prompt, ResultCall};
 use crate::exec::BoxFuture;
 use crate::judge::soft;
@@ -108,19 +108,24 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     } else {
         "a number"
     };
-    Some(waits(ScoreModel {
-        call: ResultCall::new(
-            caller?,
-            prompt?,
-            steps,
-            &result,
-            "R",
-            &format!("{kind} from {lo} to {hi}"),
-        ),
-        range: (lo, hi),
-        pass_threshold: spec.pass_threshold,
-        soft_scale,
-    }))
+    let caller = caller?;
+    let samples = caller.samples;
+    Some(judged(
+        samples,
+        ScoreModel {
+            call: ResultCall::new(
+                caller,
+                prompt?,
+                steps,
+                &result,
+                "R",
+                &format!("{kind} from {lo} to {hi}"),
+            ),
+            range: (lo, hi),
+            pass_threshold: spec.pass_threshold,
+            soft_scale,
+        },
+    ))
 }
 
 impl ScoreModel {
