@@ -124,6 +124,9 @@ struct Entry {
     completion_tokens: u64,
     logprobs: Option<serde_json::Value>,
     structured: bool,
+    /// The other choices of an `n`-choice call (absent in entries written before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more: Vec<referee_core::judge::JudgeChoice>,
     /// Unix seconds.
     at: u64,
 }
@@ -224,6 +227,7 @@ impl Cache {
             attempts: 0,
             structured: e.structured,
             cached: true,
+            more: e.more,
         })
     }
 
@@ -314,6 +318,7 @@ impl Cache {
             completion_tokens: r.completion_tokens,
             logprobs: r.logprobs.clone(),
             structured: r.structured,
+            more: r.more.clone(),
             at: now(),
         };
         if let Ok(bytes) = serde_json::to_vec(&e) {

@@ -122,6 +122,8 @@ pub struct ChatReply {
     pub attempts: u32,
     /// Whether the reply was constrained by `response_format` (false after a fallback).
     pub structured: bool,
+    /// `choices[1..]`, in their `index` order, when the request asked for `n`.
+    pub more: Vec<referee_core::judge::JudgeChoice>,
 }
 
 /// Why a call could not be completed: a stable snake_case `reason` and a message for people.
@@ -237,8 +239,8 @@ impl Client {
                         &self.url,
                         &self.body(req, schema),
                         |body, latency_ms| {
-                            parse_reply(body).map(|(content, finish_reason, usage, logprobs)| {
-                                ChatReply {
+                            parse_reply(body).map(
+                                |(content, finish_reason, usage, logprobs, more)| ChatReply {
                                     content,
                                     finish_reason,
                                     usage,
@@ -246,8 +248,9 @@ impl Client {
                                     latency_ms,
                                     attempts: 0,
                                     structured: schema,
-                                }
-                            })
+                                    more,
+                                },
+                            )
                         },
                         schema,
                     )
@@ -464,7 +467,13 @@ fn rejects_schema(body: &str) -> bool {
     b.contains("response_format") || b.contains("json_schema") || b.contains("schema")
 }
 
-type Parsed = (String, Option<String>, Usage, Option<Value>);
+type Parsed = (
+    String,
+    Option<String>,
+    Usage,
+    Option<Value>,
+    Vec<referee_core::judge::JudgeChoice>,
+);
 
 fn parse_reply(body: &[u8]) -> Result<Parsed, String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| {
@@ -473,20 +482,38 @@ fn parse_reply(body: &[u8]) -> Result<Parsed, String> {
             String::from_utf8_lossy(&body[..body.len().min(200)])
         )
     })?;
-    let choice = v
+    let mut choices: Vec<&Value> = v
         .get("choices")
-        .and_then(|c| c.get(0))
-        .ok_or("the reply has no `choices[0]`")?;
-    let content = choice
-        .get("message")
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str)
-        .ok_or("the reply has no `choices[0].message.content` string")?
-        .to_string();
-    let finish_reason = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+        .and_then(Value::as_array)
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    // Choices by their `index` where they give one (servers may send them in any order).
+    choices.sort_by_key(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0));
+    let read = |i: usize, c: &Value| -> Result<referee_core::judge::JudgeChoice, String> {
+        Ok(referee_core::judge::JudgeChoice {
+            content: c
+                .get("message")
+                .and_then(|m| m.get("content"))
+                .and_then(Value::as_str)
+                .ok_or(format!(
+                    "the reply has no `choices[{i}].message.content` string"
+                ))?
+                .to_string(),
+            finish_reason: c
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            logprobs: c.get("logprobs").filter(|l| !l.is_null()).cloned(),
+        })
+    };
+    let choice = *choices.first().ok_or("the reply has no `choices[0]`")?;
+    let first = read(0, choice)?;
+    let (content, finish_reason) = (first.content, first.finish_reason);
+    let more = choices[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| read(i + 1, c))
+        .collect::<Result<Vec<_>, _>>()?;
     let n = |k: &str| {
         v.get("usage")
             .and_then(|u| u.get(k))
@@ -497,8 +524,7 @@ fn parse_reply(body: &[u8]) -> Result<Parsed, String> {
         prompt_tokens: n("prompt_tokens"),
         completion_tokens: n("completion_tokens"),
     };
-    let logprobs = choice.get("logprobs").filter(|l| !l.is_null()).cloned();
-    Ok((content, finish_reason, usage, logprobs))
+    Ok((content, finish_reason, usage, first.logprobs, more))
 }
 
 /// Up to 25% less than `d`, so clients that failed together do not retry together. The
@@ -518,10 +544,21 @@ mod tests {
     #[test]
     fn parses_a_reply() {
         let body = br#"{"choices":[{"message":{"content":"yes"},"finish_reason":"stop","logprobs":null}],"usage":{"prompt_tokens":12,"completion_tokens":1}}"#;
-        let (c, f, u, l) = parse_reply(body).unwrap();
+        let (c, f, u, l, more) = parse_reply(body).unwrap();
         assert_eq!((c.as_str(), f.as_deref()), ("yes", Some("stop")));
         assert_eq!(u.prompt_tokens + u.completion_tokens, 13);
-        assert!(l.is_none());
+        assert!(l.is_none() && more.is_empty());
+        // n choices, out of order: read by index.
+        let body = br#"{"choices":[{"index":1,"message":{"content":"b"},"finish_reason":"length"},{"index":0,"message":{"content":"a"},"finish_reason":"stop"}]}"#;
+        let (c, _, _, _, more) = parse_reply(body).unwrap();
+        assert_eq!(c, "a");
+        assert_eq!(
+            (more[0].content.as_str(), more[0].finish_reason.as_deref()),
+            ("b", Some("length"))
+        );
+        assert!(
+            parse_reply(br#"{"choices":[{"message":{"content":"a"}},{"message":{}}]}"#).is_err()
+        );
         assert!(parse_reply(b"{\"choices\": []}").is_err());
         assert!(parse_reply(b"<html>").unwrap_err().contains("not JSON"));
     }

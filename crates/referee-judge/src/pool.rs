@@ -144,11 +144,61 @@ async fn send(
             attempts: r.attempts,
             structured: r.structured,
             cached: false,
+            more: r.more,
         }),
         Err(e) => Err(JudgeFailure {
             reason: e.reason.into(),
             message: format!("{} (after {} attempts)", e.message, e.attempts),
         }),
+    }
+}
+
+/// A call through the cache and the in-flight table: identical calls (by `key`) share one
+/// request; a follower's reply is a cache hit for it.
+async fn shared(
+    front: Arc<Front>,
+    key: Option<String>,
+    client: Arc<Client>,
+    req: ChatRequest,
+    deadline: Option<Instant>,
+) -> Result<JudgeReply, JudgeFailure> {
+    let Some(key) = key else {
+        return send(client, req, deadline).await;
+    };
+
+    let (pending, leader) = {
+        let mut m = front.inflight.lock().expect("inflight lock");
+        if let Some(p) = m.get(&key) {
+            (p.clone(), false)
+        } else {
+            let (f, k) = (front.clone(), key.clone());
+            let p = async move {
+                if let Some(hit) = f.cache.get(&k).await {
+                    return Ok(hit);
+                }
+                let r = send(client, req, deadline).await;
+                if let Ok(reply) = &r {
+                    f.cache.put(&k, reply).await;
+                }
+                r
+            }
+            .boxed()
+            .shared();
+            m.insert(key.clone(), p.clone());
+            (p, true)
+        }
+    };
+    let r = pending.await;
+    if leader {
+        front.inflight.lock().expect("inflight lock").remove(&key);
+    }
+    match r {
+        // A follower shared the leader's call: for it, that is a cache hit.
+        Ok(mut reply) if !leader => {
+            reply.cached = true;
+            Ok(reply)
+        }
+        other => other,
     }
 }
 
@@ -168,9 +218,13 @@ impl Judge for Pool {
             return Box::pin(async move { Err(failure) });
         };
         let front = self.front.clone();
-        let key = front
-            .cache
-            .enabled()
+        // The samples of an `n`-choice call share one request even without a cache: the key
+        // leaves out which choice a caller reads.
+        let choice = call.choice.map(|i| {
+            let n = call.extra.get("n").and_then(serde_json::Value::as_u64);
+            (i, n.map_or(1, |n| u32::try_from(n).unwrap_or(u32::MAX)))
+        });
+        let key = (front.cache.enabled() || choice.is_some())
             .then(|| cache::key(&client.config().base_url, &client.config().model, &call));
         let mut messages: Vec<Message> = call
             .messages
@@ -195,42 +249,10 @@ impl Judge for Pool {
             extra: call.extra,
         };
         let handle = self.rt().spawn(async move {
-            let Some(key) = key else {
-                return send(client, req, deadline).await;
-            };
-            let (pending, leader) = {
-                let mut m = front.inflight.lock().expect("inflight lock");
-                if let Some(p) = m.get(&key) {
-                    (p.clone(), false)
-                } else {
-                    let (f, k) = (front.clone(), key.clone());
-                    let p = async move {
-                        if let Some(hit) = f.cache.get(&k).await {
-                            return Ok(hit);
-                        }
-                        let r = send(client, req, deadline).await;
-                        if let Ok(reply) = &r {
-                            f.cache.put(&k, reply).await;
-                        }
-                        r
-                    }
-                    .boxed()
-                    .shared();
-                    m.insert(key.clone(), p.clone());
-                    (p, true)
-                }
-            };
-            let r = pending.await;
-            if leader {
-                front.inflight.lock().expect("inflight lock").remove(&key);
-            }
-            match r {
-                // A follower shared the leader's call: for it, that is a cache hit.
-                Ok(mut reply) if !leader => {
-                    reply.cached = true;
-                    Ok(reply)
-                }
-                other => other,
+            let r = shared(front, key, client, req, deadline).await;
+            match choice {
+                Some((i, n)) => r.and_then(|reply| reply.choice(i, n)),
+                None => r,
             }
         });
         Box::pin(async move {

@@ -43,6 +43,40 @@ pub struct JudgeReply {
     pub structured: bool,
     /// Served from the cache (or shared with an identical call in flight): no new judge call.
     pub cached: bool,
+    /// The choices after the first, when the call asked for `n` (`JudgeCall::choice`).
+    pub more: Vec<JudgeChoice>,
+}
+
+/// One more choice of a reply to an `n`-choice call.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JudgeChoice {
+    pub content: String,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    #[serde(default)]
+    pub logprobs: Option<Value>,
+}
+
+impl JudgeReply {
+    /// The reply as the caller reading choice `index` of `n` sees it; a server that sent fewer
+    /// choices than asked does not support `n`, which is the caller's failure, never a verdict.
+    pub fn choice(mut self, index: u32, n: u32) -> Result<JudgeReply, JudgeFailure> {
+        let more = std::mem::take(&mut self.more);
+        if index == 0 {
+            return Ok(self);
+        }
+        let got = more.len() + 1;
+        let Some(c) = more.into_iter().nth(index as usize - 1) else {
+            return Err(JudgeFailure {
+                reason: "judge_config".into(),
+                message: format!("asked for n = {n} choices, the server returned {got}: it does not support `n`; sample with `samples: {{via: calls}}`"),
+            });
+        };
+        self.content = c.content;
+        self.finish_reason = c.finish_reason;
+        self.logprobs = c.logprobs;
+        Ok(self)
+    }
 }
 
 /// A call that could not be completed: `judge_timeout`, `judge_deadline`, `judge_http_5xx`,

@@ -98,6 +98,7 @@ impl ScriptJudge {
                     attempts: 1,
                     structured: true,
                     cached: r.get("cached").and_then(Value::as_bool).unwrap_or(false),
+                    more: Vec::new(),
                 }),
             };
             let endpoint = get("endpoint");
