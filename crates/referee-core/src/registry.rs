@@ -324,6 +324,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: c::weighted_sum::compile,
     },
     ComponentInfo {
+        type_name: "ensemble",
+        group: "combinator",
+        source: src!("combinator/ensemble.rs"),
+        schema: schema_of::<c::ensemble::EnsembleSpec>,
+        compile: c::ensemble::compile,
+    },
+    ComponentInfo {
         type_name: "gate",
         group: "combinator",
         source: src!("combinator/gate.rs"),

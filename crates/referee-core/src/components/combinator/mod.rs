@@ -11,6 +11,7 @@ pub mod clamp;
 pub mod r#const;
 pub mod each_step;
 pub mod each_turn;
+pub mod ensemble;
 pub mod gate;
 pub mod group;
 pub mod max;

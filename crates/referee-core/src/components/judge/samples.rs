@@ -56,7 +56,7 @@ pub enum Reduce {
 }
 
 impl Reduce {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Reduce::Mean => "mean",
             Reduce::Median => "median",
