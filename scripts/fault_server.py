@@ -44,6 +44,13 @@ according to MODE:
   written in the shape the request's `response_format` schema asks: `result` 1/0 for a number,
   the enum's first/last value for labels, with `steps` when they are required.
 
+- `noisy`: a noisy judge for `samples:` and `ensemble`, after `--delay` seconds. The verdict on
+  the candidate (between `<candidate_response>` tags) is a coin whose chance of passing is 0.8
+  when the candidate holds a digit and 0.2 when it holds none, flipped deterministically from a
+  hash of the candidate, the request's `seed` and the choice's index; a request with `n` gets
+  `n` choices. The verdict is written in the shape the `response_format` schema asks (as in
+  `vision`).
+
 `GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
 reward-model request). `POST /reset` zeroes both; `POST /reset?record=1` also starts keeping
 every request body, which `GET /recorded` returns as `[{"path": ..., "body": "the body's text"}]` (the
@@ -170,6 +177,10 @@ def handler(args):
                 return self.process_reward_model(json.loads(raw))
             if args.mode == "vision":
                 return self.vision(json.loads(raw))
+            if args.mode == "noisy":
+                if args.delay:
+                    time.sleep(args.delay)
+                return self.reply(200, json.dumps(noisy(json.loads(raw))).encode())
             if args.mode == "stall":
                 time.sleep(3600)
                 return
@@ -302,6 +313,39 @@ def handler(args):
 SECTION = re.compile(r"Response (\w+):\n<candidate_response>\n(.*?)\n</candidate_response>", re.S)
 
 
+def shaped(body: dict, ok: bool) -> str:
+    """A pass or fail verdict in the shape the request's `response_format` schema asks."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    result = (schema.get("properties") or {}).get("result") or {}
+    verdict = {"result": (result["enum"][0] if ok else result["enum"][-1]) if "enum" in result else (1 if ok else 0)}
+    if "steps" in (schema.get("required") or []):
+        verdict = {"steps": [{"description": "checked", "conclusion": "pass" if ok else "fail"}], **verdict}
+    return json.dumps(verdict)
+
+
+def noisy(body: dict) -> dict:
+    """The `noisy` mode's reply (see the module doc)."""
+    import hashlib
+    # The system notice names the tags too: the candidate is in the user's text.
+    text = "\n".join(m["content"] for m in body.get("messages") or []
+                     if m.get("role") == "user" and isinstance(m.get("content"), str))
+    cand = re.search(r"<candidate_response>(.*?)</candidate_response>", text, re.S)
+    said = cand.group(1) if cand else ""
+    digit = bool(re.search(r"\d", said))
+    n = int(body.get("n") or 1)
+    choices = []
+    for i in range(n):
+        h = hashlib.sha256(f"{said}|{body.get('seed')}|{i}".encode()).digest()
+        coin = h[0] / 256
+        ok = coin < (0.8 if digit else 0.2)
+        choices.append({"index": i, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": shaped(body, ok)}})
+    out = completion("")
+    out["choices"] = choices
+    out["usage"]["completion_tokens"] = 5 * n
+    return out
+
+
 def listwise(body: dict, default: str) -> str:
     """The `listwise` mode's reply to one chat request (see the module doc)."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
@@ -359,7 +403,7 @@ def step_score(step: str) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "listwise", "rm", "prm", "vision"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "listwise", "rm", "prm", "vision", "noisy"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fault, post, referee};
+use common::{addr, fault, get, post, referee};
 use serde_json::Value;
 
 fn score(url: &str, extra: &[&str]) -> (Vec<Value>, String) {
@@ -38,26 +38,6 @@ fn score(url: &str, extra: &[&str]) -> (Vec<Value>, String) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     (rows, String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
-/// A GET whose body is any JSON value (`common::send` reads objects only).
-fn get(addr: &str, path: &str) -> Value {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    serde_json::from_str(out.split_once("\r\n\r\n").unwrap().1).unwrap()
-}
-
-fn addr(url: &str) -> String {
-    url.trim_start_matches("http://")
-        .trim_end_matches("/v1")
-        .to_string()
 }
 
 #[test]

@@ -107,3 +107,24 @@ pub fn send(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
 pub fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
     send(addr, "POST", path, &body.to_string())
 }
+
+/// A GET whose body is any JSON value (`common::send` reads objects only).
+pub fn get(addr: &str, path: &str) -> Value {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    serde_json::from_str(out.split_once("\r\n\r\n").unwrap().1).unwrap()
+}
+
+/// The host:port of a base URL.
+pub fn addr(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string()
+}
