@@ -80,10 +80,10 @@ use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
+use generate::{Writer, Written};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use generate::{Writer, Written};
 use shapes::{criteria_of, describe, dimensions_of, list_of, Criterion, Dimension};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -297,9 +297,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     };
     let criteria = match &spec.criteria {
         CriteriaSource::Template(t) => cx.template(t, at, "criteria").map(Source::FromItem),
-        CriteriaSource::Generate(g) => {
-            Writer::compile(g, cx, at, &common, spec.weights, &cats).map(|w| Source::Written(Box::new(w)))
-        }
+        CriteriaSource::Generate(g) => Writer::compile(g, cx, at, &common, spec.weights, &cats)
+            .map(|w| Source::Written(Box::new(w))),
         CriteriaSource::List(items) => match criteria_of(items, spec.weights, &cats) {
             Ok(c) => Some(Source::Fixed(Arc::new(c))),
             Err(errs) => {

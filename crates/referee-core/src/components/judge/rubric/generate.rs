@@ -240,7 +240,11 @@ impl Writer {
             return None;
         }
         let Some(inner) = v.get("generate") else {
-            cx.err(&outer, None, "a criteria object needs `generate: {question, ...}`");
+            cx.err(
+                &outer,
+                None,
+                "a criteria object needs `generate: {question, ...}`",
+            );
             return None;
         };
         let here = At {
@@ -387,11 +391,11 @@ with only a JSON object: {{\"criteria\": [{shape}, ...]}}, {weights}, with {} to
         let key = self.key(&call);
         let deadline = self.caller.deadline.map(|d: Duration| Instant::now() + d);
         let start = || -> Pending {
-            let reply = self
-                .caller
-                .judge
-                .judge
-                .call(&self.caller.judge.endpoint, call.clone(), deadline);
+            let reply =
+                self.caller
+                    .judge
+                    .judge
+                    .call(&self.caller.judge.endpoint, call.clone(), deadline);
             let reading = self.reading.clone();
             async move {
                 let reply = reply.await;
@@ -608,7 +612,9 @@ mod tests {
         assert_eq!((c[1].weight, c[1].category), (-0.9, Some("pitfall")));
         let bad = |content: &str| r.rubric(&reply(content)).unwrap_err();
         let one = |d: &str, w: &str| {
-            format!(r#"{{"criteria": [{{"title": "A", "description": "Essential Criteria: Says a.", "weight": 5}}, {{"title": "B", "description": "{d}", "weight": {w}}}]}}"#)
+            format!(
+                r#"{{"criteria": [{{"title": "A", "description": "Essential Criteria: Says a.", "weight": 5}}, {{"title": "B", "description": "{d}", "weight": {w}}}]}}"#
+            )
         };
         assert!(bad(&one("Important Criteria: Says a.", "3")).contains("repeats"));
         assert!(bad(&one("Says b.", "3")).contains("category"));
@@ -654,7 +660,11 @@ mod tests {
             "criteria": {"generate": {"question": "{{item.q}}", "reference": "{{item.a}}"}}});
         let p = Program::compile_with(&spec, env).unwrap();
         let item = |q: &str| json!({"q": q, "a": "Paris"});
-        let outputs = ["Paris is the capital.", "It is Paris, on the Seine.", "Paris."];
+        let outputs = [
+            "Paris is the capital.",
+            "It is Paris, on the Seine.",
+            "Paris.",
+        ];
         let mut usage = Vec::new();
         for o in outputs {
             let r = p.explain(&Sample::new(o, item("Capital of France?")));
@@ -675,7 +685,10 @@ mod tests {
         for (_, c) in &writes {
             let body = serde_json::to_string(&c.messages).unwrap();
             for o in outputs {
-                assert!(!body.contains(o), "the candidate reached the writer: {body}");
+                assert!(
+                    !body.contains(o),
+                    "the candidate reached the writer: {body}"
+                );
             }
             assert!(body.contains("Reference answer:\\nParis"), "{body}");
             assert_eq!(c.temperature, Some(0.0));
