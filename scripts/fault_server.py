@@ -51,8 +51,19 @@ according to MODE:
   `n` choices. The verdict is written in the shape the `response_format` schema asks (as in
   `vision`).
 
-`GET /stats` returns `{"requests": N, "batches": [sizes]}` (requests served; texts per
-reward-model request). `POST /reset` zeroes both; `POST /reset?record=1` also starts keeping
+- `rubric`: a rubric writer and a rubric grader (`rubric` with `criteria: {generate}`), after
+  `--delay` seconds. A writer request (its system message says "You write grading rubrics")
+  gets criteria written from the user message's `Reference answer:` (RaR or ProRubric, as the
+  request's schema asks): "States that the answer is REF." (essential, 5), "Shows the working
+  that leads to the answer." (important, 3), "Gives more than one final answer." (pitfall, -1);
+  with no reference, only the last two. A grading request (`verdicts` in its schema) gets a
+  verdict per listed criterion `[id] ...`, read off the candidate's text (between
+  `<candidate_response>` tags in the user message): the answer criterion holds when REF is in
+  it, the working one when it has `=` or "because", the pitfall when it has " or "; any other
+  criterion is false. Writer requests are also counted apart (`writes` in `/stats`).
+
+`GET /stats` returns `{"requests": N, "batches": [sizes], "writes": W}` (requests served; texts
+per reward-model request; rubric-writer requests). `POST /reset` zeroes them; `POST /reset?record=1` also starts keeping
 every request body, which `GET /recorded` returns as `[{"path": ..., "body": "the body's text"}]` (the
 PRM bench replays them with a raw client).
 """
@@ -70,6 +81,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNT = 0
+WRITES = 0
 BATCHES = []
 RECORDED = None  # a list of (path, raw body) once `/reset?record=1`
 LOCK = threading.Lock()
@@ -150,7 +162,7 @@ def handler(args):
 
         def do_GET(self):
             if self.path == "/stats":
-                self.reply(200, json.dumps({"requests": COUNT, "batches": BATCHES}).encode())
+                self.reply(200, json.dumps({"requests": COUNT, "batches": BATCHES, "writes": WRITES}).encode())
             elif self.path == "/recorded":
                 with LOCK:
                     rec = list(RECORDED or [])
@@ -159,12 +171,12 @@ def handler(args):
                 self.reply(200, b'{"status": "ok"}')
 
         def do_POST(self):
-            global COUNT, BATCHES, RECORDED
+            global COUNT, BATCHES, RECORDED, WRITES
             n = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(n)
             if self.path.startswith("/reset"):
                 with LOCK:
-                    COUNT, BATCHES = 0, []
+                    COUNT, BATCHES, WRITES = 0, [], 0
                     RECORDED = [] if "record=1" in self.path else None
                 return self.reply(200, b'{"status": "ok"}')
             with LOCK:
@@ -186,6 +198,13 @@ def handler(args):
                 return
             if args.delay:
                 time.sleep(args.delay)
+            if args.mode == "rubric":
+                body = json.loads(raw)
+                reply, wrote = rubric(body)
+                if wrote:
+                    with LOCK:
+                        WRITES += 1
+                return self.reply(200, json.dumps(completion(reply)).encode())
             if args.mode == "500":
                 self.reply(500, json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode())
             elif args.mode == "garbage":
@@ -361,6 +380,45 @@ def listwise(body: dict, default: str) -> str:
     return default
 
 
+CRITERION = re.compile(r"^\[(\d+)\] (?:\((?:penalty|failure condition)\) )?(?:[^:\n]*: )?(.*)$", re.M)
+
+
+def rubric(body: dict):
+    """The `rubric` mode's reply to one chat request (see the module doc), and whether it wrote."""
+    msgs = [m for m in body.get("messages") or [] if isinstance(m.get("content"), str)]
+    system = "\n".join(m["content"] for m in msgs if m.get("role") == "system")
+    user = "\n".join(m["content"] for m in msgs if m.get("role") == "user")
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    if "You write grading rubrics" in system:
+        ref = re.search(r"\n\nReference answer:\n(.*)\Z", user, re.S)
+        rows = [("Working", "Important", "Shows the working that leads to the answer.", 3),
+                ("One answer", "Pitfall", "Gives more than one final answer.", -1)]
+        if ref:
+            rows.insert(0, ("Answer", "Essential", f"States that the answer is {ref.group(1).strip()}.", 5))
+        item = ((schema.get("properties") or {}).get("criteria") or {}).get("items") or {}
+        if "criterion" in (item.get("properties") or {}):
+            crit = [{"criterion": t, "weight": w} for _, _, t, w in rows]
+        else:
+            crit = [{"title": n, "description": f"{c} Criteria: {t}", "weight": w} for n, c, t, w in rows]
+        return json.dumps({"criteria": crit}), True
+    cand = re.search(r"<candidate_response>(.*?)</candidate_response>", user, re.S)
+    said = (cand.group(1) if cand else "").lower()
+    listed = user.split("\n\nCriteria:", 1)[-1]
+    verdicts = []
+    for i, text in CRITERION.findall(listed):
+        answer = re.match(r"States that the answer is (.*)\.$", text)
+        if answer:
+            v = answer.group(1).lower() in said
+        elif text.startswith("Shows the working"):
+            v = "=" in said or "because" in said
+        elif text.startswith("Gives more than one final answer"):
+            v = " or " in said
+        else:
+            v = False
+        verdicts.append({"id": int(i), "reason": "read off the response", "verdict": v})
+    return json.dumps({"verdicts": verdicts}), False
+
+
 TOKEN = re.compile(r"\s*\S+|\s+")
 
 
@@ -403,7 +461,7 @@ def step_score(step: str) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "listwise", "rm", "prm", "vision", "noisy"], required=True)
+    ap.add_argument("--mode", choices=["ok", "stall", "500", "garbage", "prose", "listwise", "rm", "prm", "vision", "noisy", "rubric"], required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--content", default='{"result": 1}')

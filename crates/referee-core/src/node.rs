@@ -552,6 +552,22 @@ impl ScoreCtx {
         }
     }
 
+    /// Adds one key to the node's detail (made an object when there is none yet), so a part
+    /// of a grader that ran first (a rubric writer) can add its account to whatever the rest
+    /// wrote. Only built when explaining.
+    pub fn detail_insert(&mut self, key: &str, f: impl FnOnce() -> serde_json::Value) {
+        if self.explain {
+            if let Some(t) = self.stack.last_mut() {
+                let d = t
+                    .detail
+                    .get_or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+                if let serde_json::Value::Object(m) = d {
+                    m.insert(key.to_string(), f());
+                }
+            }
+        }
+    }
+
     /// Attaches a human reason to the node being scored. The closure only runs when explaining,
     /// so the fast path builds no strings.
     pub fn note(&mut self, f: impl FnOnce() -> String) {

@@ -93,6 +93,7 @@ pub const REASONS: &[Reason] = &[
     r("judge_http_4xx", "judge", "The judge rejected the request (HTTP 4xx: a wrong model name or key, a refused `response_format`): fix the endpoint's settings."),
     r("judge_http_5xx", "judge", "The judge's server failed (HTTP 5xx) through every retry: check the server."),
     r("judge_unparseable", "judge", "The judge answered, but not in the form asked for (no verdict, extra keys, cut off): use a model that follows the format, or a server with structured output."),
+    r("invalid_generated_rubric", "judge", "The rubric writer answered, but not with a usable rubric (not the JSON asked for, cut off, too few or too many criteria, repeated, empty or over-long criteria, absurd weights): use a model that follows the format, adjust `min_criteria`/`max_criteria`, or give the rubric in the data."),
     // audit
     r("missing_gold", "audit", "An eval row has no gold score in the named field: add it or name the field."),
     r("invalid_gold", "audit", "An eval row's gold score is not a finite number: fix it."),

@@ -64,6 +64,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "judge.pairwise.yaml",
     "judge.reference_judge.yaml",
     "judge.rubric.yaml",
+    "judge.rubric_generate.yaml",
     "judge.score_model.yaml",
     "length.yaml",
     "likelihood.yaml",

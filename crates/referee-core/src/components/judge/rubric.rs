@@ -67,6 +67,7 @@
 //! `"verdicts":`, `"rating":`) scores 0 without a call as well. Every
 //! criterion's verdict, reason and score is in the trace's detail.
 
+mod generate;
 mod shapes;
 
 use crate::compile::{judged, At, Compiler};
@@ -79,6 +80,7 @@ use crate::node::{AsyncComponent, ScoreCtx};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
 use crate::template::Template;
+use generate::{Writer, Written};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -126,12 +128,14 @@ pub struct DimensionSpec {
     pub description: Option<String>,
 }
 
-/// The criteria: a list in the spec, or a template naming the item's.
+/// The criteria: a list in the spec, a template naming the item's, or a rubric writer
+/// (`{generate: {...}}`, read by `generate.rs` so its errors have their paths).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CriteriaSource {
     Template(String),
     List(#[schemars(with = "Vec<CriterionItem>")] Vec<Value>),
+    Generate(#[schemars(with = "generate::GenerateCriteria")] Map<String, Value>),
 }
 
 /// The dimensions: a list in the spec, or a template naming the item's.
@@ -235,11 +239,15 @@ pub struct RubricSpec {
 struct Rubric {
     criteria: Arc<Vec<Criterion>>,
     dimensions: Arc<Vec<Dimension>>,
+    /// Written for the sample's prompt by the rubric writer.
+    written: Option<Written>,
 }
 
-enum Given<T> {
-    Fixed(Arc<T>),
+/// Where the criteria come from.
+enum Source {
+    Fixed(Arc<Vec<Criterion>>),
     FromItem(Template),
+    Written(Box<Writer>),
 }
 
 /// The dimensions: none; resolved at compile time (fixed criteria and dimensions); given in the
@@ -252,7 +260,7 @@ enum Dims {
 }
 
 pub struct RubricGrader {
-    criteria: Given<Vec<Criterion>>,
+    criteria: Source,
     dimensions: Dims,
     weights: WeightSource,
     categories: CategoryWeights,
@@ -288,9 +296,11 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         }
     };
     let criteria = match &spec.criteria {
-        CriteriaSource::Template(t) => cx.template(t, at, "criteria").map(Given::FromItem),
+        CriteriaSource::Template(t) => cx.template(t, at, "criteria").map(Source::FromItem),
+        CriteriaSource::Generate(g) => Writer::compile(g, cx, at, &common, spec.weights, &cats)
+            .map(|w| Source::Written(Box::new(w))),
         CriteriaSource::List(items) => match criteria_of(items, spec.weights, &cats) {
-            Ok(c) => Some(Given::Fixed(Arc::new(c))),
+            Ok(c) => Some(Source::Fixed(Arc::new(c))),
             Err(errs) => {
                 report(cx, "criteria", errs);
                 None
@@ -302,7 +312,7 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         Some(DimensionsSource::Template(t)) => cx.template(t, at, "dimensions").map(Dims::FromItem),
         // Resolved now against fixed criteria; against an item's, per sample.
         Some(DimensionsSource::List(items)) => match &criteria {
-            Some(Given::Fixed(c)) => match dimensions_of(items, c) {
+            Some(Source::Fixed(c)) => match dimensions_of(items, c) {
                 Ok(d) => Some(Dims::Resolved(Arc::new(d))),
                 Err(errs) => {
                     report(cx, "dimensions", errs);
@@ -312,6 +322,13 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             _ => Some(Dims::Raw(items.clone())),
         },
     };
+    if matches!(spec.criteria, CriteriaSource::Generate(_)) && spec.dimensions.is_some() {
+        cx.err(
+            at,
+            Some("dimensions"),
+            "a generated rubric has no criteria known in advance to group: give dimensions with criteria from the spec or the item",
+        );
+    }
     if spec.mode == RubricMode::Likert && spec.dimensions.is_some() {
         cx.err(
             at,
@@ -389,10 +406,17 @@ struct Verdict {
 const ENTRY: &str = "\"verdict\"";
 
 impl RubricGrader {
-    fn resolve(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Rubric, Outcome> {
+    async fn resolve(&self, s: &Sample, cx: &mut ScoreCtx) -> Result<Rubric, Outcome> {
+        let mut written = None;
         let criteria: Arc<Vec<Criterion>> = match &self.criteria {
-            Given::Fixed(c) => c.clone(),
-            Given::FromItem(t) => {
+            Source::Fixed(c) => c.clone(),
+            Source::Written(w) => {
+                let r = w.write(s, cx).await?;
+                let c = r.criteria.clone();
+                written = Some(r);
+                c
+            }
+            Source::FromItem(t) => {
                 let v = t.render_value(s).map_err(|m| m.outcome(cx))?;
                 let items = list_of(&v, "rubric").map_err(invalid)?;
                 Arc::new(
@@ -417,6 +441,7 @@ impl RubricGrader {
         Ok(Rubric {
             criteria,
             dimensions,
+            written,
         })
     }
 
@@ -630,10 +655,25 @@ booleans) or a choice string.",
 
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let started = Instant::now();
-        let rubric = match self.resolve(s, cx) {
+        let rubric = match self.resolve(s, cx).await {
             Ok(r) => r,
             Err(o) => return o,
         };
+        let out = self.grade(s, &rubric, started, cx).await;
+        if let Some(w) = &rubric.written {
+            cx.note(|| w.note());
+            cx.detail_insert("generated", || w.detail());
+        }
+        out
+    }
+
+    async fn grade(
+        &self,
+        s: &Sample,
+        rubric: &Rubric,
+        started: Instant,
+        cx: &mut ScoreCtx,
+    ) -> Outcome {
         if rubric.dimensions.is_empty() && !rubric.criteria.iter().any(|c| c.weight > 0.0) {
             return invalid("the rubric has no criterion with a positive weight".into());
         }
@@ -664,8 +704,8 @@ booleans) or a choice string.",
             Err(miss) => return miss.outcome(cx),
         };
         match self.mode {
-            RubricMode::Likert => self.likert(s, &rubric, &header, started, cx).await,
-            RubricMode::Verdicts => self.verdicts(s, &rubric, &header, started, cx).await,
+            RubricMode::Likert => self.likert(s, rubric, &header, started, cx).await,
+            RubricMode::Verdicts => self.verdicts(s, rubric, &header, started, cx).await,
         }
     }
 

@@ -37,6 +37,24 @@ static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("category pattern")
 });
 
+/// A text's RaR category (from its prefix) and the text after the prefix.
+pub(super) fn strip_category(body: &str) -> (Option<&'static str>, &str) {
+    match CATEGORY.captures(body) {
+        Some(c) => (Some(category_name(&c[1])), &body[c[0].len()..]),
+        None => (None, body),
+    }
+}
+
+/// The category a prefix word names, misspellings included.
+fn category_name(word: &str) -> &'static str {
+    match word.to_lowercase().as_str() {
+        "essential" | "esssential" | "mandatory" => "essential",
+        "important" | "importance" => "important",
+        "optional" | "option" => "optional",
+        _ => "pitfall",
+    }
+}
+
 /// A RaR row without a readable prefix: its category from the generation-time integer weight
 /// (essential 5, important 3–4, optional 1–2, pitfall negative), as ProRubric's converter does.
 fn category_of_weight(w: f64) -> Option<&'static str> {
@@ -123,18 +141,7 @@ fn criterion_of(
         }
         _ => return Err("give the text in only one of `text`, `criterion`, `description`".into()),
     };
-    let (category, body) = match CATEGORY.captures(body) {
-        Some(c) => {
-            let cat = match c[1].to_lowercase().as_str() {
-                "essential" | "esssential" | "mandatory" => "essential",
-                "important" | "importance" => "important",
-                "optional" | "option" => "optional",
-                _ => "pitfall",
-            };
-            (Some(cat), &body[c[0].len()..])
-        }
-        None => (None, body),
-    };
+    let (category, body) = strip_category(body);
     let body = body.trim();
     if body.is_empty() {
         return Err("the criterion's text is empty".into());
