@@ -167,6 +167,62 @@ pub struct LimitsSpec {
     pub processes: Option<u32>,
 }
 
+/// The defaults of a sandboxed grader's `limits` (a grader that runs heavier code, like a
+/// measured verifier, starts from more).
+#[derive(Debug, Clone, Copy)]
+pub struct LimitDefaults {
+    pub time: f64,
+    pub memory_mb: u64,
+    pub output_kb: u64,
+}
+
+impl LimitDefaults {
+    pub const CODE_EXEC: LimitDefaults = LimitDefaults {
+        time: 2.0,
+        memory_mb: 256,
+        output_kb: 4096,
+    };
+}
+
+impl LimitsSpec {
+    /// The limits, each checked against its range (every bad one reported); the wall clock
+    /// defaults to 2·time + 1 seconds.
+    pub fn compile(&self, cx: &mut Compiler, at: &At, d: LimitDefaults) -> Option<Limits> {
+        let time = self.time.unwrap_or(d.time);
+        let mut ok = true;
+        for (field, x, lo, hi) in [
+            ("time", Some(time), 0.01, 600.0),
+            ("wall", self.wall, 0.01, 1800.0),
+            ("memory_mb", self.memory_mb.map(|m| m as f64), 8.0, 65536.0),
+            (
+                "output_kb",
+                self.output_kb.map(|m| m as f64),
+                1.0,
+                1_048_576.0,
+            ),
+            ("processes", self.processes.map(f64::from), 1.0, 4096.0),
+        ] {
+            if let Some(x) = x {
+                if !(lo..=hi).contains(&x) {
+                    cx.err(
+                        at,
+                        Some("limits"),
+                        format!("`limits.{field}` must be between {lo} and {hi}, found {x}"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        ok.then(|| Limits {
+            cpu_ms: (time * 1000.0) as u64,
+            wall_ms: (self.wall.unwrap_or(2.0 * time + 1.0) * 1000.0) as u64,
+            memory_bytes: self.memory_mb.unwrap_or(d.memory_mb) << 20,
+            output_bytes: self.output_kb.unwrap_or(d.output_kb) << 10,
+            processes: self.processes.unwrap_or(32),
+        })
+    }
+}
+
 pub struct CodeExec {
     input: Template,
     extract: Extract,
@@ -224,27 +280,8 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             "`weights` is only read with `reward: weighted`",
         );
     }
-    let l = &spec.limits;
-    let time = l.time.unwrap_or(2.0);
-    let mut ok = true;
-    for (field, x, lo, hi) in [
-        ("time", Some(time), 0.01, 600.0),
-        ("wall", l.wall, 0.01, 1800.0),
-        ("memory_mb", l.memory_mb.map(|m| m as f64), 8.0, 65536.0),
-        ("output_kb", l.output_kb.map(|m| m as f64), 1.0, 1_048_576.0),
-        ("processes", l.processes.map(f64::from), 1.0, 4096.0),
-    ] {
-        if let Some(x) = x {
-            if !(lo..=hi).contains(&x) {
-                cx.err(
-                    at,
-                    Some("limits"),
-                    format!("`limits.{field}` must be between {lo} and {hi}, found {x}"),
-                );
-                ok = false;
-            }
-        }
-    }
+    let limits = spec.limits.compile(cx, at, LimitDefaults::CODE_EXEC);
+    let mut ok = limits.is_some();
     if let Some(t) = spec.compare.float_tolerance {
         if !(0.0..1.0).contains(&t) {
             cx.err(
@@ -255,16 +292,10 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             ok = false;
         }
     }
-    let limits = Limits {
-        cpu_ms: (time * 1000.0) as u64,
-        wall_ms: (l.wall.unwrap_or(2.0 * time + 1.0) * 1000.0) as u64,
-        memory_bytes: l.memory_mb.unwrap_or(256) << 20,
-        output_bytes: l.output_kb.unwrap_or(4096) << 10,
-        processes: l.processes.unwrap_or(32),
-    };
     if !ok {
         return None;
     }
+    let limits = limits?;
     if spec.reward == Reward::Difficulty {
         cx.needs_group();
     }
@@ -472,6 +503,40 @@ fn last_line(s: &str) -> String {
     shorten(s.trim().lines().last().unwrap_or(""))
 }
 
+/// The code of a completion by the `extract` rule (see `solution.rs`); `None` when no block
+/// of the language is there.
+pub fn extract_code<'a>(
+    extract: Extract,
+    text: &'a str,
+    language: &str,
+    entry_point: Option<&str>,
+) -> Option<solution::Chosen<'a>> {
+    if extract == Extract::None {
+        return Some(solution::Chosen {
+            index: 0,
+            of: 1,
+            code: text,
+            after: 0,
+        });
+    }
+    let blocks: Vec<&str> = code_blocks(text)
+        .into_iter()
+        .filter(|(info, _)| tag_matches(info, language))
+        .map(|(_, body)| body)
+        .collect();
+    let at = |index: usize| solution::Chosen {
+        index,
+        of: blocks.len(),
+        code: blocks[index],
+        after: blocks.len() - 1 - index,
+    };
+    match extract {
+        Extract::FirstBlock => (!blocks.is_empty()).then(|| at(0)),
+        Extract::LastBlock => blocks.len().checked_sub(1).map(at),
+        _ => solution::choose(&blocks, entry_point, language),
+    }
+}
+
 impl CodeExec {
     fn extract<'a>(
         &self,
@@ -479,30 +544,7 @@ impl CodeExec {
         language: &str,
         entry_point: Option<&str>,
     ) -> Option<solution::Chosen<'a>> {
-        if self.extract == Extract::None {
-            return Some(solution::Chosen {
-                index: 0,
-                of: 1,
-                code: text,
-                after: 0,
-            });
-        }
-        let blocks: Vec<&str> = code_blocks(text)
-            .into_iter()
-            .filter(|(info, _)| tag_matches(info, language))
-            .map(|(_, body)| body)
-            .collect();
-        let at = |index: usize| solution::Chosen {
-            index,
-            of: blocks.len(),
-            code: blocks[index],
-            after: blocks.len() - 1 - index,
-        };
-        match self.extract {
-            Extract::FirstBlock => (!blocks.is_empty()).then(|| at(0)),
-            Extract::LastBlock => blocks.len().checked_sub(1).map(at),
-            _ => solution::choose(&blocks, entry_point, language),
-        }
+        extract_code(self.extract, text, language, entry_point)
     }
 
     /// The prefix for this sample: the spec's, or by default a HumanEval row's prompt when it

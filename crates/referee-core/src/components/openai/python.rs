@@ -105,6 +105,28 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
     }))
 }
 
+/// What sandboxed Python code is given of a sample (OpenAI's `sample` argument): `output_text`,
+/// and where the row has them `output_json`, `output_tools`, `choices`, `messages`, `state`.
+pub fn sample_json(s: &Sample) -> Value {
+    let mut sample = json!({"output_text": s.output_text});
+    if let Some(j) = s.output_json() {
+        sample["output_json"] = j.clone();
+    }
+    if let Some(t) = &s.output_tools {
+        sample["output_tools"] = t.clone();
+    }
+    if let Some(c) = &s.choices {
+        sample["choices"] = c.clone();
+    }
+    if let Some(m) = &s.messages {
+        sample["messages"] = m.clone();
+    }
+    if let Some(st) = &s.state {
+        sample["state"] = st.clone();
+    }
+    sample
+}
+
 impl Python {
     async fn run(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
         let Some(sandbox) = &self.sandbox else {
@@ -113,22 +135,7 @@ impl Python {
                 "the python grader runs in a sandbox and none was given",
             );
         };
-        let mut sample = json!({"output_text": s.output_text});
-        if let Some(j) = s.output_json() {
-            sample["output_json"] = j.clone();
-        }
-        if let Some(t) = &s.output_tools {
-            sample["output_tools"] = t.clone();
-        }
-        if let Some(c) = &s.choices {
-            sample["choices"] = c.clone();
-        }
-        if let Some(m) = &s.messages {
-            sample["messages"] = m.clone();
-        }
-        if let Some(st) = &s.state {
-            sample["state"] = st.clone();
-        }
+        let sample = sample_json(s);
         let job = Job {
             language: "python".into(),
             source: self.source.clone(),
