@@ -56,6 +56,22 @@ pub enum Run {
     },
     /// The program is a grader: call `grade(sample, item)`; `result` is `{"value": f}` or `{"error": ..}`.
     Grade { sample: Arc<str>, item: Arc<str> },
+    /// A measured verifier: the job's code (when `program`) runs first as a program with
+    /// `stdin`, in a process of its own, for at most `program_wall_ms`; then everything it
+    /// left running is killed, and the spec author's `verifier` (Python) runs with `input`
+    /// (JSON, read only once the program has ended, plus the program's outcome) on its stdin.
+    /// What the verifier prints goes to a descriptor created after the program died, and from
+    /// there to the result channel, which the program never held: `result` is
+    /// `{"program": .., "report": text, "verifier_error"?: ..}`, or `{"program": ..}` alone
+    /// when `must_succeed` and the program failed, or `{"compile_error": ..}`.
+    Measure {
+        stdin: Arc<[u8]>,
+        verifier: Arc<str>,
+        input: Arc<str>,
+        program: bool,
+        program_wall_ms: u64,
+        must_succeed: bool,
+    },
 }
 
 /// A program and the runs to make of it.

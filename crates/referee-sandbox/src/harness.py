@@ -419,5 +419,137 @@ def h_compile(req, data):
     os._exit(rc if rc > 0 else 1)
 
 
+PR_SET_CHILD_SUBREAPER = 36
+REPORT_MAX = 1 << 16  # the end of what a verifier prints that is kept: its report is the last line
+
+
+def put_result(obj):
+    """The result channel, rewritten from the start: nothing written there before counts."""
+    data = json.dumps(obj).encode()
+    os.ftruncate(3, 0)
+    off = 0
+    while off < len(data):
+        off += os.pwrite(3, data[off:], off)
+
+
+def run_program(code, wall_ms):
+    """Runs the policy's program in a process of its own (fds 0-2 as given; no result channel,
+    no verifier, no input), for at most `wall_ms`, then kills everything it left behind. Returns
+    how it ended. G is not dumpable and is the subreaper of whatever the program starts, so the
+    program cannot open G's descriptors through /proc, and every process it made is reaped,
+    that is dead, before anything trusted runs."""
+    s = os.fork()
+    if s == 0:
+        for fd in (3, 5, 6):
+            os.close(fd)
+        setup_stdio()
+        os._exit(run_module(code, fresh_module("__main__").__dict__))
+    start = time.monotonic()
+    deadline = start + wall_ms / 1000.0 if wall_ms else None
+    timed_out, delay, st, ru = False, 0.0002, 0, None
+    while True:
+        pid, st, ru = os.wait4(s, os.WNOHANG)
+        if pid:
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            os.kill(s, signal.SIGKILL)
+            _, st, ru = os.wait4(s, 0)
+            timed_out = True
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.005)
+    wall = (time.monotonic() - start) * 1000.0
+    # Whatever the program started is killed and reaped: kill(-1) reaches every process of the
+    # namespace but its init and this one, and as subreaper this one inherits the orphans.
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    out = {"exit_code": None, "signal": None, "timed_out": timed_out, "output_limit": False,
+           "cpu_ms": round((ru.ru_utime + ru.ru_stime) * 1000.0, 3) if ru else None,
+           "wall_ms": round(wall, 3)}
+    if os.WIFEXITED(st):
+        out["exit_code"] = os.WEXITSTATUS(st)
+    elif os.WIFSIGNALED(st):
+        sig = os.WTERMSIG(st)
+        out["signal"] = sig
+        if sig == signal.SIGXCPU:
+            out["timed_out"] = True
+        if sig == signal.SIGXFSZ:
+            out["output_limit"] = True
+    try:
+        out["stdout"] = read_fd(1).decode("utf-8", "replace")
+    except OSError:
+        out["stdout"] = ""
+    return out
+
+
+def h_measure(req, data):
+    """A measured verifier. The program (the policy's code) runs first in its own process; the
+    verifier (the spec author's code, trusted) and its input (the item, read from fd 6) are read
+    only after the program and everything it started have died, so the program never held them
+    and cannot reach what the verifier prints: the verifier's stdout is a memfd made afterwards,
+    copied from here to the result channel, which the program never held either."""
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    program = None
+    if req.get("program"):
+        code = compile_user(data["code"], "solution.py")
+        program = run_program(code, int(req.get("program_wall_ms") or 0))
+        failed = program["timed_out"] or program["output_limit"] or program["exit_code"] != 0
+        if failed and req.get("must_succeed"):
+            put_result({"program": program})
+            os._exit(0)
+    src = read_fd(5).decode("utf-8", "replace")
+    try:
+        inp = json.loads(read_fd(6))
+    except ValueError as e:
+        put_result({"program": program, "verifier_error": "bad input: %s" % e})
+        os._exit(0)
+    inp["program"] = program
+    os.close(5)
+    os.close(6)
+    # The verifier reads its input on stdin and prints its report on a stdout nothing else held.
+    fd = os.memfd_create("verifier-input")
+    body = json.dumps(inp).encode()
+    off = 0
+    while off < len(body):
+        off += os.write(fd, body[off:])
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.dup2(fd, 0)
+    os.close(fd)
+    fd = os.memfd_create("report")
+    os.dup2(fd, 1)
+    os.close(fd)
+    # The working directory holds what the program wrote: data for the verifier, never code.
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and not p.startswith("/tmp")]
+    put_result({"program": program, "phase": "verifier"})
+    try:
+        vcode = compile(src, "verifier.py", "exec")
+    except (SyntaxError, ValueError) as e:
+        put_result({"program": program, "verifier_error": error_text(e).strip()[-500:]})
+        os._exit(0)
+    setup_stdio()
+    sys.argv = ["verifier.py"]
+    del LOAD_ERROR[:]
+    rc = run_module(vcode, fresh_module("__main__").__dict__)
+    try:
+        report = read_fd(1)[-REPORT_MAX:].decode("utf-8", "replace")
+    except OSError:
+        report = ""
+    out = {"program": program, "report": report}
+    if rc != 0:
+        out["verifier_error"] = LOAD_ERROR[0] if LOAD_ERROR else "the verifier exited with %d" % rc
+    put_result(out)
+    os._exit(0)
+
+
 HARNESS.update({"stdio": h_stdio, "call": h_call, "assert": h_assert, "grade": h_grade,
-                "exec": h_exec, "compile": h_compile})
+                "exec": h_exec, "compile": h_compile, "measure": h_measure})

@@ -613,6 +613,20 @@ fn python_request(run: &Run, code: &Arc<OwnedFd>, l: &Limits, cg: bool) -> Resul
             blobs.push(("item", fd(item.as_bytes())?));
             json!({"mode": "grade"})
         }
+        Run::Measure {
+            stdin,
+            verifier,
+            input,
+            program,
+            program_wall_ms,
+            must_succeed,
+        } => {
+            blobs.push(("stdin", fd(stdin)?));
+            blobs.push(("verifier", fd(verifier.as_bytes())?));
+            blobs.push(("measure_input", fd(input.as_bytes())?));
+            json!({"mode": "measure", "program": program, "program_wall_ms": program_wall_ms,
+                   "must_succeed": must_succeed})
+        }
     };
     header["limits"] = limits_json(l, cg);
     Ok(Request {

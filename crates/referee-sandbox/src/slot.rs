@@ -540,10 +540,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// The harness number of a mode (`MODES` in zygote.py).
 fn mode_number(mode: &str) -> Option<u8> {
-    ["stdio", "call", "assert", "grade", "exec", "compile"]
-        .iter()
-        .position(|m| *m == mode)
-        .map(|i| i as u8 + 1)
+    [
+        "stdio", "call", "assert", "grade", "exec", "compile", "measure",
+    ]
+    .iter()
+    .position(|m| *m == mode)
+    .map(|i| i as u8 + 1)
 }
 
 /// Where a run finds each input (`INPUTS` in zygote.py): stdin at 0, what the harness reads only
@@ -551,8 +553,8 @@ fn mode_number(mode: &str) -> Option<u8> {
 fn blob_target(name: &str) -> Option<u8> {
     Some(match name {
         "stdin" => 0,
-        "binary" | "test" => 5,
-        "setup" => 6,
+        "binary" | "test" | "verifier" => 5,
+        "setup" | "measure_input" => 6,
         "code" => 7,
         "args" | "sample" => 8,
         "item" => 9,

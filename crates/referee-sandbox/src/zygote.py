@@ -251,7 +251,7 @@ PRECOMPILE_MAX = 1 << 20  # bigger sources are compiled by each test, within its
 def precompile(mode, fd):
     """In B: the batch's code, compiled once (a failure is left for each test to report)."""
     global PRECOMPILED
-    if fd < 0 or MODES.get(mode) not in ("stdio", "call", "assert", "grade"):
+    if fd < 0 or MODES.get(mode) not in ("stdio", "call", "assert", "grade", "measure"):
         return
     try:
         if os.fstat(fd).st_size > PRECOMPILE_MAX:
@@ -268,9 +268,10 @@ def precompile(mode, fd):
 # the setup pipe, 5 and 6 what the harness reads later (a compiled binary; the assert harness's
 # test and setup code), 7-9 the run's other inputs. The mode numbers and fds match slot.rs.
 
-MODES = {1: "stdio", 2: "call", 3: "assert", 4: "grade", 5: "exec", 6: "compile"}
+MODES = {1: "stdio", 2: "call", 3: "assert", 4: "grade", 5: "exec", 6: "compile", 7: "measure"}
 INPUTS = {"stdio": (("code", 7),), "call": (("code", 7), ("args", 8)), "assert": (("code", 7),),
-          "grade": (("code", 7), ("sample", 8), ("item", 9)), "exec": (), "compile": (("code", 7),)}
+          "grade": (("code", 7), ("sample", 8), ("item", 9)), "exec": (), "compile": (("code", 7),),
+          "measure": (("code", 7),)}
 
 
 def run_child(mode, info):
