@@ -117,6 +117,15 @@ fn score_code_example() {
     ));
 }
 
+/// A measured verifier in the real sandbox: the policy's script, then the spec's verifier.
+#[test]
+fn score_measure_example() {
+    insta::assert_snapshot!(score_example(
+        "examples/measure-cad/spec.yaml",
+        "examples/measure-cad/rows.jsonl"
+    ));
+}
+
 /// Difficulty weights: the CLI scores each GRPO group of a chunk together.
 #[test]
 fn score_code_example_by_difficulty() {

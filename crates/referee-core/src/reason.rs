@@ -84,6 +84,7 @@ pub const REASONS: &[Reason] = &[
     r("python_error", "sandbox", "The `python` grader's `grade` raised, exited, or returned something that is not a finite number: fix the grader code."),
     r("python_timeout", "sandbox", "The `python` grader ran out of time: make it faster or raise its `limits`."),
     r("python_memory", "sandbox", "The `python` grader ran out of memory: make it leaner or raise its `limits`."),
+    r("verifier_failed", "sandbox", "A `measure` verifier raised, exited non-zero, ran out of time or memory, or printed no usable report (not a number or object of numbers, NaN, no `metric`): fix the verifier; make it print `null` for an artefact it cannot measure."),
     // judge
     r("judge_config", "judge", "The spec names a judge endpoint that was not configured, or no judge is available here (`referee check` calls none): configure it under `judges:` or pass `--judge`."),
     r("judge_connection", "judge", "The judge could not be reached or the call was dropped (refused, reset, shutting down): check the endpoint is up; calls are retried first."),

@@ -81,7 +81,7 @@ macro_rules! src {
 
 /// Types that run code in the sandbox: their suites and exploit files run where a sandbox is
 /// (`crates/referee-sandbox/tests`), not in the core's sandbox-free tests.
-pub const SANDBOXED: &[&str] = &["code_exec", "python"];
+pub const SANDBOXED: &[&str] = &["code_exec", "measure", "python"];
 
 /// Types that call a judge: their suites run against a scripted judge (`judge::script`) and,
 /// end to end, against a real llama-server (`crates/referee-judge/tests`).
@@ -196,6 +196,13 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         source: src!("exec/code_exec.rs"),
         schema: schema_of::<x::code_exec::CodeExecSpec>,
         compile: x::code_exec::compile,
+    },
+    ComponentInfo {
+        type_name: "measure",
+        group: "exec",
+        source: src!("exec/measure.rs"),
+        schema: schema_of::<x::measure::MeasureSpec>,
+        compile: x::measure::compile,
     },
     ComponentInfo {
         type_name: "multi",

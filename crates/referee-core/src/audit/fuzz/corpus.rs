@@ -48,6 +48,7 @@ pub const EMBEDDED: &[(&str, &str)] = corpus_files!(
     "choice.yaml",
     "claim_check.yaml",
     "code.cpp.yaml",
+    "code.measure.yaml",
     "code.python.yaml",
     "contains.yaml",
     "each_step.yaml",
