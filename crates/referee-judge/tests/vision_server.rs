@@ -191,7 +191,7 @@ fn broken_png() -> Vec<u8> {
 }
 
 #[test]
-fn an_image_the_server_cannot_decode_is_an_error_with_a_reason_not_a_zero() {
+fn an_image_the_server_cannot_decode_is_the_rows_error_or_the_policys_zero() {
     let server = LlamaServer::start_with("tiny", &["--vision"]);
     let rs = score(
         &spec(&server, Some("{{item.image}}")),
@@ -207,6 +207,19 @@ fn an_image_the_server_cannot_decode_is_an_error_with_a_reason_not_a_zero() {
     assert_eq!(r.reason(), Some("judge_http_4xx"), "{r:?}");
     let msg = format!("{r:?}");
     assert!(msg.contains("Failed to load image"), "{msg}");
+
+    // The same bytes written by the policy are decoded before any call, and are its miss: a
+    // row the server refuses would be an error a trainer drops, so the policy would escape.
+    let rs = score(
+        &spec(&server, Some("{{sample.output_text}}")),
+        &[Sample::new(
+            &data_uri("image/png", &broken_png()),
+            json!({}),
+        )],
+    );
+    let r = &rs[0];
+    assert_eq!((r.status.as_str(), r.reward), ("ok", Some(0.0)), "{r:?}");
+    assert_eq!(r.usage.map_or(0, |u| u.judge_calls), 0, "{r:?}");
 }
 
 #[test]

@@ -259,6 +259,9 @@ fn finish(
     let data: Arc<str> = match kind {
         MediaKind::Image { .. } => match mime {
             Some(m @ ("image/png" | "image/jpeg" | "image/gif" | "image/webp")) => {
+                if policy {
+                    decodes(bytes, m).map_err(|why| invalid(policy, &why))?;
+                }
                 Arc::from(format!("data:{m};base64,{b64}"))
             }
             other => {
@@ -294,6 +297,38 @@ fn finish(
         mime: mime.unwrap_or("application/octet-stream"),
         policy,
     })
+}
+
+/// Largest side and decoded size of a policy's image: a few kilobytes of PNG can claim a
+/// gigapixel, and a vision judge downsizes far below this anyway.
+const MAX_SIDE: u32 = 8192;
+const MAX_DECODED_BYTES: u64 = 128 << 20;
+
+/// Whether `bytes` decode in full as the `mime` image. A policy's image is decoded before a
+/// judge sees it: a valid header over garbage is refused by the server (HTTP 400), which would
+/// make the row an error a trainer drops instead of the policy's miss. The dataset's images
+/// are left to the judge (decoding each one on every call costs more than it tells).
+fn decodes(bytes: &[u8], mime: &str) -> Result<(), String> {
+    let format = match mime {
+        "image/png" => image::ImageFormat::Png,
+        "image/jpeg" => image::ImageFormat::Jpeg,
+        "image/gif" => image::ImageFormat::Gif,
+        _ => image::ImageFormat::WebP,
+    };
+    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
+    reader.limits(limits);
+    match reader.decode() {
+        Ok(_) => Ok(()),
+        Err(image::ImageError::Limits(_)) => Err(format!(
+            "the image is larger than {MAX_SIDE}x{MAX_SIDE} pixels or {} MiB decoded",
+            MAX_DECODED_BYTES >> 20
+        )),
+        Err(e) => Err(format!("the image does not decode: {e}")),
+    }
 }
 
 fn too_large(policy: bool, n: usize, max: usize) -> Miss {
@@ -488,6 +523,28 @@ mod tests {
         let svg = uri("image/png", b"<svg xmlns='http://www.w3.org/2000/svg'/>");
         let e = resolve(&svg, &image(), true, &l).unwrap_err();
         assert!(e.message.contains("image/svg+xml"), "{e:?}");
+    }
+
+    #[test]
+    fn a_policy_image_must_decode_in_full() {
+        let l = MediaLimits::default();
+        let mut broken = PNG_1X1[..33].to_vec();
+        broken.extend_from_slice(b"garbage where the pixels should be");
+        let e = resolve(&uri("image/png", &broken), &image(), true, &l).unwrap_err();
+        assert!(e.policy && e.message.contains("does not decode"), "{e:?}");
+        // The dataset's images are left to the judge.
+        assert!(resolve(&uri("image/png", &broken), &image(), false, &l).is_ok());
+        // A real image over the side limit is refused before it is decoded into memory.
+        let mut wide = Vec::new();
+        image::RgbImage::new(MAX_SIDE + 1, 1)
+            .write_to(
+                &mut std::io::Cursor::new(&mut wide),
+                image::ImageFormat::Png,
+            )
+            .unwrap();
+        let e = resolve(&uri("image/png", &wide), &image(), true, &l).unwrap_err();
+        assert!(e.policy && e.message.contains("larger than"), "{e:?}");
+        assert!(resolve(&uri("image/png", PNG_1X1), &image(), true, &l).is_ok());
     }
 
     #[test]
