@@ -212,10 +212,7 @@ fn an_image_the_server_cannot_decode_is_the_rows_error_or_the_policys_zero() {
     // row the server refuses would be an error a trainer drops, so the policy would escape.
     let rs = score(
         &spec(&server, Some("{{sample.output_text}}")),
-        &[Sample::new(
-            &data_uri("image/png", &broken_png()),
-            json!({}),
-        )],
+        &[Sample::new(data_uri("image/png", &broken_png()), json!({}))],
     );
     let r = &rs[0];
     assert_eq!((r.status.as_str(), r.reward), ("ok", Some(0.0)), "{r:?}");
