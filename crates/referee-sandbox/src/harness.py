@@ -447,17 +447,32 @@ def run_program(code, wall_ms):
     start = time.monotonic()
     deadline = start + wall_ms / 1000.0 if wall_ms else None
     timed_out, delay, st, ru = False, 0.0002, 0, None
+    # A pidfd wakes this process the moment the program ends; without one (an old kernel, a
+    # filter that refuses it), poll with a growing sleep.
+    try:
+        pfd = os.pidfd_open(s)
+    except (AttributeError, OSError):
+        pfd = None
     while True:
         pid, st, ru = os.wait4(s, os.WNOHANG)
         if pid:
             break
-        if deadline is not None and time.monotonic() >= deadline:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
             os.kill(s, signal.SIGKILL)
             _, st, ru = os.wait4(s, 0)
             timed_out = True
             break
-        time.sleep(delay)
-        delay = min(delay * 2, 0.005)
+        if pfd is not None:
+            try:
+                select.select([pfd], [], [], left)
+            except InterruptedError:
+                pass
+        else:
+            time.sleep(delay if left is None else min(delay, left))
+            delay = min(delay * 2, 0.005)
+    if pfd is not None:
+        os.close(pfd)
     wall = (time.monotonic() - start) * 1000.0
     # Whatever the program started is killed and reaped: kill(-1) reaches every process of the
     # namespace but its init and this one, and as subreaper this one inherits the orphans.
