@@ -6,6 +6,7 @@
 import io, types, traceback, socket, base64, builtins
 
 MAX_DEPTH = 200
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def enc(x, depth=0):
@@ -377,11 +378,71 @@ def solver(code, sock):
                 send({"raise": ["Exception", "unprintable"]})
 
 
+# What a python grader's referee_run runs: the code arrives on fd 3 of the fresh interpreter
+# (its own descriptor; the grader's result channel is never passed on).
+RUN_BOOT = ("import os, sys\n"
+            "f = os.fdopen(3, 'rb')\nsrc = f.read()\nf.close()\n"
+            "sys.argv = ['solution.py']\n"
+            "exec(compile(src, 'solution.py', 'exec'), {'__name__': '__main__', '__builtins__': __builtins__})\n")
+
+
+def memfd_of(data, name):
+    fd = os.memfd_create(name)
+    off = 0
+    while off < len(data):
+        off += os.write(fd, data[off:])
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def referee_run(code, stdin="", timeout=10.0):
+    """For a python grader that runs the model's code: the code runs in a fresh interpreter
+    (a new process image, so none of the grader's memory: not the item, not the grader's
+    source), holding only its own stdin, stdout and stderr, for at most `timeout` seconds; then
+    everything it started is killed. It cannot reach the grader's result, which the grader
+    returns as usual. Returns {"exit_code", "signal", "timed_out", "output_limit", "stdout",
+    "stderr"} (stdout up to 1 MiB, stderr its last 4 KiB)."""
+    if type(code) is not str or type(stdin) is not str:
+        raise TypeError("referee_run(code, stdin) takes strings")
+    if type(timeout) not in (int, float) or not 0 < timeout <= 600:
+        raise ValueError("referee_run's timeout is in seconds, in (0, 600]")
+    fin = memfd_of(stdin.encode(), "stdin")
+    fsrc = memfd_of(code.encode(), "code")
+    fout = os.memfd_create("stdout")
+    ferr = os.memfd_create("stderr")
+    exe = sys.executable
+    s = os.fork()
+    if s == 0:
+        try:
+            for i, fd in enumerate((fin, fout, ferr, fsrc)):
+                os.dup2(fd, 200 + i)
+            for i in range(4):
+                os.dup2(200 + i, i)
+            os.closerange(4, 1024)
+            os.execve(exe, [exe, "-I", "-S", "-c", RUN_BOOT], dict(os.environ))
+        finally:
+            os._exit(127)
+    for fd in (fin, fsrc):
+        os.close(fd)
+    st, _, timed_out, _ = wait_and_reap(s, int(timeout * 1000))
+    out = ending(st, timed_out)
+    out["stdout"] = os.pread(fout, 1 << 20, 0).decode("utf-8", "replace")
+    size = os.fstat(ferr).st_size
+    out["stderr"] = os.pread(ferr, 4096, max(0, size - 4096)).decode("utf-8", "replace")
+    os.close(fout)
+    os.close(ferr)
+    return out
+
+
 def h_grade(req, data):
-    """OpenAI's python grader: grade(sample, item) -> float, the grader's own code."""
+    """OpenAI's python grader: grade(sample, item) -> float, the grader's own code. A grader
+    that runs the model's code gets `referee_run` for it (see there)."""
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     code = compile_user(data["code"], "grader.py")
     setup_stdio()
     g = fresh_module("grader").__dict__
+    g["referee_run"] = referee_run
     rc = run_module(code, g)
     if rc != 0:
         result({"error": "the grader module exited with %d while loading" % rc})
@@ -419,7 +480,6 @@ def h_compile(req, data):
     os._exit(rc if rc > 0 else 1)
 
 
-PR_SET_CHILD_SUBREAPER = 36
 REPORT_MAX = 1 << 16  # the end of what a verifier prints that is kept: its report is the last line
 
 
@@ -432,18 +492,10 @@ def put_result(obj):
         off += os.pwrite(3, data[off:], off)
 
 
-def run_program(code, wall_ms):
-    """Runs the policy's program in a process of its own (fds 0-2 as given; no result channel,
-    no verifier, no input), for at most `wall_ms`, then kills everything it left behind. Returns
-    how it ended. G is not dumpable and is the subreaper of whatever the program starts, so the
-    program cannot open G's descriptors through /proc, and every process it made is reaped,
-    that is dead, before anything trusted runs."""
-    s = os.fork()
-    if s == 0:
-        for fd in (3, 5, 6):
-            os.close(fd)
-        setup_stdio()
-        os._exit(run_module(code, fresh_module("__main__").__dict__))
+def wait_and_reap(s, wall_ms):
+    """Waits for process `s` (killing it at `wall_ms`, when given), then kills and reaps every
+    process left in the namespace but its init and this one. Returns (status, rusage,
+    timed_out, wall ms)."""
     start = time.monotonic()
     deadline = start + wall_ms / 1000.0 if wall_ms else None
     timed_out, delay, st, ru = False, 0.0002, 0, None
@@ -487,9 +539,12 @@ def run_program(code, wall_ms):
             break
         except InterruptedError:
             continue
-    out = {"exit_code": None, "signal": None, "timed_out": timed_out, "output_limit": False,
-           "cpu_ms": round((ru.ru_utime + ru.ru_stime) * 1000.0, 3) if ru else None,
-           "wall_ms": round(wall, 3)}
+    return st, ru, timed_out, wall
+
+
+def ending(st, timed_out):
+    """How a process ended, from its wait status."""
+    out = {"exit_code": None, "signal": None, "timed_out": timed_out, "output_limit": False}
     if os.WIFEXITED(st):
         out["exit_code"] = os.WEXITSTATUS(st)
     elif os.WIFSIGNALED(st):
@@ -499,6 +554,25 @@ def run_program(code, wall_ms):
             out["timed_out"] = True
         if sig == signal.SIGXFSZ:
             out["output_limit"] = True
+    return out
+
+
+def run_program(code, wall_ms):
+    """Runs the policy's program in a process of its own (fds 0-2 as given; no result channel,
+    no verifier, no input), for at most `wall_ms`, then kills everything it left behind. Returns
+    how it ended. G is not dumpable and is the subreaper of whatever the program starts, so the
+    program cannot open G's descriptors through /proc, and every process it made is reaped,
+    that is dead, before anything trusted runs."""
+    s = os.fork()
+    if s == 0:
+        for fd in (3, 5, 6):
+            os.close(fd)
+        setup_stdio()
+        os._exit(run_module(code, fresh_module("__main__").__dict__))
+    st, ru, timed_out, wall = wait_and_reap(s, wall_ms)
+    out = ending(st, timed_out)
+    out["cpu_ms"] = round((ru.ru_utime + ru.ru_stime) * 1000.0, 3) if ru else None
+    out["wall_ms"] = round(wall, 3)
     try:
         out["stdout"] = read_fd(1).decode("utf-8", "replace")
     except OSError:

@@ -22,8 +22,15 @@
 //! *Score and failure modes:* the float `grade` returns. The grader is the spec author's code,
 //! so anything it does wrong is an error, never a 0: an exception, a non-number or a
 //! non-finite result (`python_error`), running out of time or memory (`python_timeout`,
-//! `python_memory`); a source with a syntax error fails every sample the same way. Like OpenAI's, the grader runs with the sample: if it executes the model's
-//! code it does so inside the same sandbox, and is as safe as that.
+//! `python_memory`); a source with a syntax error fails every sample the same way.
+//!
+//! *Running the model's code:* a grader that `exec`s it hands it its own process: the result
+//! channel and the item in memory. Call `referee_run(code, stdin="", timeout=10)` instead (a
+//! global in the grader's module): the code runs in a fresh interpreter, a process of its own
+//! holding only its stdin, stdout and stderr; everything it starts is killed before the call
+//! returns `{exit_code, signal, timed_out, output_limit, stdout, stderr}`. The grader's result
+//! travels as before, where the code cannot write (`fixtures/exploits/code.python.yaml`, G1
+//! and G2).
 
 use crate::compile::{waits, At, Compiler};
 use crate::exec::{BoxFuture, Job, Limits, Run, RunEnd, Sandbox};
