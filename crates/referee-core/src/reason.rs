@@ -47,7 +47,7 @@ pub const REASONS: &[Reason] = &[
     r("prompt_not_found", "input", "An OpenRLHF query does not start with its prompt, so the response cannot be told from the prompt: pass the prompts the queries were generated from."),
     // item
     r("empty_reference", "item", "The reference or keyword list rendered empty, which every text would contain: fix the row's reference."),
-    r("reference_too_long", "item", "A reference has more units (sentences, lines, items) than the set mode's `max_units`: raise it, or shorten the reference."),
+    r("reference_too_long", "item", "A reference has more units (sentences, lines, items) than the set mode's `max_units`, or more items than `set_match`'s or `ranking`'s `max_items`: raise it, or shorten the reference."),
     r("reference_leak", "item", "The policy's text in a likelihood context restates the reference (the spec says `leak: {action: error}`): the sample cannot be scored fairly."),
     r("media_invalid", "item", "The row's image or audio is not what it claims (not a PNG, JPEG, GIF or WebP image; not WAV or MP3 audio; a data URI that does not decode): fix the row's media."),
     r("media_limit", "item", "The row's media is over the grader's limits (`media: {max_bytes, max_count}`): raise them, or send smaller or fewer parts."),

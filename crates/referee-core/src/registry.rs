@@ -247,6 +247,27 @@ pub const COMPONENTS: &[ComponentInfo] = &[
         compile: r::numeric::compile,
     },
     ComponentInfo {
+        type_name: "set_match",
+        group: "rule",
+        source: src!("rule/set_match.rs"),
+        schema: schema_of::<r::set_match::SetMatchSpec>,
+        compile: r::set_match::compile,
+    },
+    ComponentInfo {
+        type_name: "ranking",
+        group: "rule",
+        source: src!("rule/ranking.rs"),
+        schema: schema_of::<r::ranking::RankingSpec>,
+        compile: r::ranking::compile,
+    },
+    ComponentInfo {
+        type_name: "squad",
+        group: "rule",
+        source: src!("rule/squad.rs"),
+        schema: schema_of::<r::squad::SquadSpec>,
+        compile: r::squad::compile,
+    },
+    ComponentInfo {
         type_name: "choice",
         group: "rule",
         source: src!("rule/choice.rs"),

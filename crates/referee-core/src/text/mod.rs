@@ -1,5 +1,6 @@
 //! Text utilities: the reasoning section (`reasoning`), look-alike folding (`fold`), the
-//! normalised view the prefilter reads (`normalise`) and the
+//! normalised view the prefilter reads (`normalise`), SQuAD v1.1's answer normalisation and
+//! token F1 (`squad`) and the
 //! text-similarity metrics for the
 //! `text_similarity` grader
 //! (`evaluation_metric`: `fuzzy_match`, `bleu`, `gleu`, `meteor`,
@@ -37,6 +38,7 @@ mod porter;
 pub mod reasoning;
 pub mod restate;
 mod rouge;
+pub mod squad;
 pub mod tokenize;
 
 pub use bleu::{bleu, bleu_tokens, gleu, gleu_tokens};

@@ -649,7 +649,7 @@ fn is_heading_number(after: &str) -> bool {
 }
 
 /// The input as one number: the whole trimmed text (a final `.` allowed) is one number token.
-fn lone_number(text: &str) -> Option<Num> {
+pub(crate) fn lone_number(text: &str) -> Option<Num> {
     let t = text.trim();
     let t = t.strip_suffix('.').unwrap_or(t);
     let mut it = numbers(t);
