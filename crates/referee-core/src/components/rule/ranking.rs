@@ -398,8 +398,10 @@ mod tests {
                 rels.iter().enumerate().map(|(i, r)| (format!("d{i}"), json!(r))).collect();
             let ids: Vec<String> = ranked.iter().map(|i| format!("d{i}")).collect();
             let mut padded = ids.clone();
+            // A repeat goes after the id's first place (a copy before it would be a move).
             if let Some(x) = ids.get(dup % ids.len().max(1)) {
-                padded.insert((dup % (ids.len() + 1)).min(padded.len()), x.clone());
+                let first = ids.iter().position(|y| y == x).unwrap_or(0);
+                padded.insert(first + 1 + dup % (ids.len() - first), x.clone());
             }
             let mut ideal: Vec<(String, u8)> =
                 rels.iter().enumerate().map(|(i, r)| (format!("d{i}"), *r)).collect();
