@@ -45,6 +45,20 @@ print(sum(nums){off})
 ```
 """
 
+def verifier(source: str) -> str:
+    """A verifier reporting the absolute error of the number at the end of `source`."""
+    return ("import json, sys\n"
+            "data = json.load(sys.stdin)\n"
+            "try:\n"
+            f"    got = int({source}.split()[-1])\n"
+            "except (ValueError, IndexError):\n"
+            "    print('null')\n"
+            "else:\n"
+            "    print(abs(got - data['item']['sum']))\n")
+
+
+EXACT = {"thresholds": {"better": "lower", "steps": [[0, 1.0]]}}
+
 SPECS = {
     "code_exec": {
         "type": "code_exec",
@@ -55,32 +69,14 @@ SPECS = {
     "measure": {
         "type": "measure",
         "program": {"language": "python", "stdin": "{{item.stdin}}"},
-        "verifier": (
-            "import json, sys\n"
-            "data = json.load(sys.stdin)\n"
-            "try:\n"
-            "    got = int(data['program']['stdout'].split()[-1])\n"
-            "except (ValueError, IndexError):\n"
-            "    print('null')\n"
-            "else:\n"
-            "    print(abs(got - data['item']['sum']))\n"
-        ),
-        "reward": {"thresholds": {"better": "lower", "steps": [[0, 1.0]]}},
+        "verifier": verifier("data['program']['stdout']"),
+        "reward": EXACT,
         "limits": {"time": 2},
     },
     "measure, text": {
         "type": "measure",
-        "verifier": (
-            "import json, sys\n"
-            "data = json.load(sys.stdin)\n"
-            "try:\n"
-            "    got = int(data['output'].split()[-1])\n"
-            "except (ValueError, IndexError):\n"
-            "    print('null')\n"
-            "else:\n"
-            "    print(abs(got - data['item']['sum']))\n"
-        ),
-        "reward": {"thresholds": {"better": "lower", "steps": [[0, 1.0]]}},
+        "verifier": verifier("data['output']"),
+        "reward": EXACT,
         "limits": {"time": 2},
     },
 }
