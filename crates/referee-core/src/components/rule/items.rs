@@ -3,6 +3,7 @@
 //! reader; the graders decide what an unreadable list means on each side.
 
 use crate::compile::{At, Compiler};
+use crate::template::Template;
 use crate::text::matching::{split, Unit};
 use regex::Regex;
 use schemars::JsonSchema;
@@ -27,6 +28,51 @@ pub enum ExtractSpec {
     /// Every match of this regex (`{regex: "<li>(.*?)</li>"}`): the group named `item`, else
     /// group 1, else the whole match.
     Regex(String),
+}
+
+/// What a list grader reads, compiled: the graded text and the reference, how each is read as
+/// a list, and the most items either may hold.
+pub struct Sides {
+    pub input: Template,
+    pub reference: Template,
+    pub extract: Extract,
+    pub reference_extract: Extract,
+    pub max_items: usize,
+}
+
+impl Sides {
+    /// The fields `set_match` and `ranking` share (`input`, `reference`, `extract`,
+    /// `reference_extract`, default: as `extract`; `max_items`), every bad one reported.
+    pub fn compile(
+        cx: &mut Compiler,
+        at: &At,
+        input: Option<&str>,
+        reference: &str,
+        extract: &ExtractSpec,
+        reference_extract: Option<&ExtractSpec>,
+        max_items: Option<usize>,
+    ) -> Option<Sides> {
+        let input = cx.input(input, at);
+        let reference = cx.template(reference, at, "reference");
+        let extract_c = Extract::compile(extract, cx, at, "extract");
+        let reference_extract = Extract::compile(
+            reference_extract.unwrap_or(extract),
+            cx,
+            at,
+            "reference_extract",
+        );
+        if max_items == Some(0) {
+            cx.err(at, Some("max_items"), "`max_items` must be at least 1");
+            return None;
+        }
+        Some(Sides {
+            input: input?,
+            reference: reference?,
+            extract: extract_c?,
+            reference_extract: reference_extract?,
+            max_items: max_items.unwrap_or(MAX_ITEMS),
+        })
+    }
 }
 
 /// A compiled [`ExtractSpec`].

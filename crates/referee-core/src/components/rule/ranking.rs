@@ -37,13 +37,12 @@
 //! with `unparseable_reference`; one with no relevant id (nothing to rank) with
 //! `empty_reference`; one longer than `max_items` with `reference_too_long`.
 
-use super::items::{self, Extract, ExtractSpec, MAX_ITEMS, SHOWN};
+use super::items::{self, ExtractSpec, Sides, SHOWN};
 use super::set_match::casefold;
 use crate::compile::{sync, At, Compiler};
 use crate::node::{shorten, ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::template::Template;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -109,54 +108,41 @@ pub enum IdMatch {
 }
 
 pub struct Ranking {
-    input: Template,
-    reference: Template,
-    extract: Extract,
-    reference_extract: Extract,
+    sides: Sides,
     metric: Metric,
     k: Option<usize>,
     gain: Gain,
     matching: IdMatch,
-    max_items: usize,
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: RankingSpec = cx.spec(v, at)?;
-    let input = cx.input(spec.input.as_deref(), at);
-    let reference = cx.template(&spec.reference, at, "reference");
-    let extract = Extract::compile(&spec.extract, cx, at, "extract");
-    let reference_extract = Extract::compile(
-        spec.reference_extract.as_ref().unwrap_or(&spec.extract),
+    let sides = Sides::compile(
         cx,
         at,
-        "reference_extract",
+        spec.input.as_deref(),
+        &spec.reference,
+        &spec.extract,
+        spec.reference_extract.as_ref(),
+        spec.max_items,
     );
     let mut ok = true;
     if spec.k == Some(0) {
         cx.err(at, Some("k"), "`k` must be at least 1");
         ok = false;
     }
-    if spec.max_items == Some(0) {
-        cx.err(at, Some("max_items"), "`max_items` must be at least 1");
-        ok = false;
-    }
     if spec.gain.is_some() && spec.metric != Metric::Ndcg {
         cx.err(at, Some("gain"), "`gain` is only used with `metric: ndcg`");
         ok = false;
     }
-    let (input, reference, extract, reference_extract) =
-        (input?, reference?, extract?, reference_extract?);
+    let sides = sides?;
     ok.then(|| {
         sync(Ranking {
-            input,
-            reference,
-            extract,
-            reference_extract,
+            sides,
             metric: spec.metric,
             k: spec.k,
             gain: spec.gain.unwrap_or_default(),
             matching: spec.matching,
-            max_items: spec.max_items.unwrap_or(MAX_ITEMS),
         })
     })
 }
@@ -188,8 +174,8 @@ impl Ranking {
             }
         };
         if let Value::Object(m) = v {
-            if m.len() > self.max_items {
-                return Err(too_long(m.len(), self.max_items));
+            if m.len() > self.sides.max_items {
+                return Err(too_long(m.len(), self.sides.max_items));
             }
             for (id, rel) in m {
                 match rel.as_f64() {
@@ -204,10 +190,10 @@ impl Ranking {
                 }
             }
         } else {
-            let ids = items::read(v, &self.reference_extract)
+            let ids = items::read(v, &self.sides.reference_extract)
                 .map_err(|why| bad(format!("the reference is not a list or a map: {why}")))?;
-            if ids.len() > self.max_items {
-                return Err(too_long(ids.len(), self.max_items));
+            if ids.len() > self.sides.max_items {
+                return Err(too_long(ids.len(), self.sides.max_items));
             }
             for i in &ids {
                 if !i.scalar {
@@ -232,11 +218,11 @@ fn too_long(n: usize, max: usize) -> Outcome {
 
 impl SyncComponent for Ranking {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let input = match self.input.render_value(s) {
+        let input = match self.sides.input.render_value(s) {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
         };
-        let gold_value = match self.reference.render_value(s) {
+        let gold_value = match self.sides.reference.render_value(s) {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
         };
@@ -251,19 +237,19 @@ impl SyncComponent for Ranking {
                 "the reference has no relevant id (relevance > 0): there is nothing to rank",
             );
         }
-        let ranked = match items::read(&input, &self.extract) {
+        let ranked = match items::read(&input, &self.sides.extract) {
             Ok(p) => p,
             Err(why) => {
                 cx.note(|| format!("scored 0: the output is not a list: {why}"));
                 return Outcome::ok(0.0);
             }
         };
-        if ranked.len() > self.max_items {
+        if ranked.len() > self.sides.max_items {
             cx.note(|| {
                 format!(
                     "scored 0: the output ranks {} items, over `max_items` ({})",
                     ranked.len(),
-                    self.max_items
+                    self.sides.max_items
                 )
             });
             return Outcome::ok(0.0);

@@ -44,13 +44,12 @@
 //! `numeric`) an item that is not a number fails with `unparseable_reference`; one longer than
 //! `max_items` with `reference_too_long`; a missing field with `missing_field`.
 
-use super::items::{self, Extract, ExtractSpec, Item, MAX_ITEMS, SHOWN};
+use super::items::{self, ExtractSpec, Item, Sides, SHOWN};
 use super::numeric::lone_number;
 use crate::compile::{sync, At, Compiler, Number};
 use crate::node::{shorten, ScoreCtx, SyncComponent};
 use crate::outcome::Outcome;
 use crate::sample::Sample;
-use crate::template::Template;
 use crate::text::matching::{match_sets, Assign};
 use crate::text::{fuzzy_match, normalise::is_invisible, squad};
 use schemars::JsonSchema;
@@ -134,10 +133,7 @@ pub enum Duplicates {
 }
 
 pub struct SetMatch {
-    input: Template,
-    reference: Template,
-    extract: Extract,
-    reference_extract: Extract,
+    sides: Sides,
     matching: Matching,
     abs_tol: f64,
     rel_tol: f64,
@@ -147,19 +143,18 @@ pub struct SetMatch {
     beta: f64,
     penalty: f64,
     duplicates: Duplicates,
-    max_items: usize,
 }
 
 pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp> {
     let spec: SetMatchSpec = cx.spec(v, at)?;
-    let input = cx.input(spec.input.as_deref(), at);
-    let reference = cx.template(&spec.reference, at, "reference");
-    let extract = Extract::compile(&spec.extract, cx, at, "extract");
-    let reference_extract = Extract::compile(
-        spec.reference_extract.as_ref().unwrap_or(&spec.extract),
+    let sides = Sides::compile(
         cx,
         at,
-        "reference_extract",
+        spec.input.as_deref(),
+        &spec.reference,
+        &spec.extract,
+        spec.reference_extract.as_ref(),
+        spec.max_items,
     );
     let mut ok = true;
     let m = spec.matching;
@@ -250,18 +245,10 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
         );
         ok = false;
     }
-    if spec.max_items == Some(0) {
-        cx.err(at, Some("max_items"), "`max_items` must be at least 1");
-        ok = false;
-    }
-    let (input, reference, extract, reference_extract) =
-        (input?, reference?, extract?, reference_extract?);
+    let sides = sides?;
     ok.then(|| {
         sync(SetMatch {
-            input,
-            reference,
-            extract,
-            reference_extract,
+            sides,
             matching: m,
             abs_tol,
             rel_tol,
@@ -271,7 +258,6 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
             beta,
             penalty,
             duplicates: spec.duplicates,
-            max_items: spec.max_items.unwrap_or(MAX_ITEMS),
         })
     })
 }
@@ -280,7 +266,15 @@ pub fn compile(v: &Value, cx: &mut Compiler, at: &At) -> Option<crate::node::Imp
 /// collapsed to single spaces.
 pub fn casefold(s: &str) -> String {
     // `str::to_lowercase`, not per character, so a final sigma lower-cases as in Python.
-    let visible: String = s.nfkc().filter(|c| !is_invisible(*c)).collect();
+    // ASCII is its own NFKC form and holds no invisible character: no copy for it.
+    let visible: std::borrow::Cow<str> = if s.is_ascii() {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        s.nfkc()
+            .filter(|c| !is_invisible(*c))
+            .collect::<String>()
+            .into()
+    };
     let mut out = String::with_capacity(visible.len());
     let mut space = false;
     for c in visible.to_lowercase().chars() {
@@ -453,15 +447,15 @@ fn listed<'a>(it: impl Iterator<Item = &'a str>) -> Value {
 
 impl SyncComponent for SetMatch {
     fn score(&self, s: &Sample, cx: &mut ScoreCtx) -> Outcome {
-        let input = match self.input.render_value(s) {
+        let input = match self.sides.input.render_value(s) {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
         };
-        let gold_value = match self.reference.render_value(s) {
+        let gold_value = match self.sides.reference.render_value(s) {
             Ok(v) => v,
             Err(m) => return m.outcome(cx),
         };
-        let gold_items = match items::read(&gold_value, &self.reference_extract) {
+        let gold_items = match items::read(&gold_value, &self.sides.reference_extract) {
             Ok(g) => g,
             Err(why) => {
                 return Outcome::error(
@@ -479,13 +473,13 @@ impl SyncComponent for SetMatch {
                 ),
             );
         }
-        if gold_items.len() > self.max_items {
+        if gold_items.len() > self.sides.max_items {
             return Outcome::error(
                 "reference_too_long",
                 format!(
                     "the reference has {} items, over `max_items` ({})",
                     gold_items.len(),
-                    self.max_items
+                    self.sides.max_items
                 ),
             );
         }
@@ -502,19 +496,19 @@ impl SyncComponent for SetMatch {
             }
         }
         let (gold, _) = dedup(gold);
-        let pred_items = match items::read(&input, &self.extract) {
+        let pred_items = match items::read(&input, &self.sides.extract) {
             Ok(p) => p,
             Err(why) => {
                 cx.note(|| format!("scored 0: the output is not a list: {why}"));
                 return Outcome::ok(0.0);
             }
         };
-        if pred_items.len() > self.max_items {
+        if pred_items.len() > self.sides.max_items {
             cx.note(|| {
                 format!(
                     "scored 0: the output lists {} items, over `max_items` ({})",
                     pred_items.len(),
-                    self.max_items
+                    self.sides.max_items
                 )
             });
             return Outcome::ok(0.0);
