@@ -606,12 +606,7 @@ def h_measure(req, data):
     os.close(5)
     os.close(6)
     # The verifier reads its input on stdin and prints its report on a stdout nothing else held.
-    fd = os.memfd_create("verifier-input")
-    body = json.dumps(inp).encode()
-    off = 0
-    while off < len(body):
-        off += os.write(fd, body[off:])
-    os.lseek(fd, 0, os.SEEK_SET)
+    fd = memfd_of(json.dumps(inp).encode(), "verifier-input")
     os.dup2(fd, 0)
     os.close(fd)
     fd = os.memfd_create("report")
